@@ -1,0 +1,115 @@
+# devcg: libdevcg, the devcg CLI, their BPF programs and tests.
+# All output goes to $(BUILD); `make V=1` shows full commands.
+
+BUILD    ?= build
+CC       ?= gcc
+CLANG    ?= clang
+BPFTOOL  ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
+VERSION  := $(shell sed -n 's/^\#define DEVCG_VERSION "\(.*\)"/\1/p' include/devcg.h)
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+WARN     := -Wall -Wextra -Werror -Wno-missing-field-initializers -Wno-format-truncation
+CFLAGS   ?= -O2 -g
+ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -fPIC -fvisibility=hidden \
+	-Iinclude -Iuser/lib -Ibpf -I$(BUILD)
+LDLIBS   := -lbpf -lelf -lz -ljansson
+SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+
+LIB_SRCS := $(wildcard user/lib/*.c)
+CLI_SRCS := $(wildcard user/cli/*.c)
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+SKELS    := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.skel.h)
+LIB_OBJS := $(LIB_SRCS:user/lib/%.c=$(BUILD)/lib/%.o)
+CLI_OBJS := $(CLI_SRCS:user/cli/%.c=$(BUILD)/cli/%.o)
+HEADERS  := include/devcg.h $(wildcard user/lib/*.h user/cli/*.h bpf/*.h)
+
+UNIT_SRCS   := tests/harness.c $(wildcard tests/unit/*.c)
+KERNEL_SRCS := tests/harness.c tests/scratch.c $(wildcard tests/kernel/*.c)
+
+.PHONY: all deps demo test unit-test kernel-test fuzz clean install
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+all: $(BUILD)/devcg $(BUILD)/libdevcg.a $(BUILD)/libdevcg.so
+
+deps:
+	$(Q)tools/deps.sh
+
+$(BUILD) $(BUILD)/lib $(BUILD)/cli $(BUILD)/tests $(BUILD)/asan:
+	$(Q)mkdir -p $@
+
+# BPF: clang -> object -> skeleton header embedded in the library.
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -target bpf -O2 -g -Wall -Werror -D__TARGET_ARCH_x86 -Ibpf -Iinclude -I/usr/include/$(shell uname -m)-linux-gnu -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*) > $@
+
+$(BUILD)/lib/%.o: user/lib/%.c $(HEADERS) $(SKELS) | $(BUILD)/lib
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/cli/%.o: user/cli/%.c $(HEADERS) | $(BUILD)/cli
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -DDEVCG_CLI -c $< -o $@
+
+$(BUILD)/libdevcg.a: $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libdevcg.so: $(LIB_OBJS) user/lib/libdevcg.map
+	$(call msg,LD,$@)
+	$(Q)$(CC) -shared -Wl,--version-script=user/lib/libdevcg.map -Wl,-soname,libdevcg.so.0 \
+		-o $@ $(LIB_OBJS) $(LDLIBS)
+
+$(BUILD)/devcg: $(CLI_OBJS) $(BUILD)/libdevcg.a
+	$(call msg,LD,$@)
+	$(Q)$(CC) -o $@ $(CLI_OBJS) $(BUILD)/libdevcg.a $(LDLIBS)
+
+# Tests link the library's objects directly (hidden symbols included).
+$(BUILD)/tests/unit: $(UNIT_SRCS) tests/harness.h $(LIB_OBJS) | $(BUILD)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $(UNIT_SRCS) $(LIB_OBJS) $(LDLIBS)
+
+$(BUILD)/tests/kernel: $(KERNEL_SRCS) tests/harness.h tests/scratch.h $(LIB_OBJS) | $(BUILD)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $(KERNEL_SRCS) $(LIB_OBJS) $(LDLIBS)
+
+# The same unit tests under AddressSanitizer and UBSan.
+$(BUILD)/asan/unit: $(UNIT_SRCS) $(LIB_SRCS) tests/harness.h $(HEADERS) $(SKELS) | $(BUILD)/asan
+	$(call msg,CC-ASAN,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(SANITIZE) -Itests -o $@ $(UNIT_SRCS) $(LIB_SRCS) $(LDLIBS)
+
+# libFuzzer target for the parsers (clang only).
+$(BUILD)/fuzz-parse: tests/fuzz/fuzz_parse.c $(LIB_SRCS) $(HEADERS) $(SKELS) | $(BUILD)
+	$(call msg,FUZZ,$@)
+	$(Q)$(CLANG) $(filter-out -Werror,$(ALL_CFLAGS)) -Werror -fsanitize=fuzzer,address,undefined \
+		-o $@ tests/fuzz/fuzz_parse.c $(LIB_SRCS) $(LDLIBS)
+
+fuzz: $(BUILD)/fuzz-parse
+	$(Q)mkdir -p $(BUILD)/fuzz-corpus
+	$(Q)$(BUILD)/fuzz-parse -max_total_time=$${FUZZ_SECONDS:-60} -max_len=8192 \
+		$(BUILD)/fuzz-corpus tests/fuzz/corpus
+
+unit-test: $(BUILD)/tests/unit $(BUILD)/asan/unit $(BUILD)/devcg
+kernel-test: $(BUILD)/tests/kernel $(BUILD)/devcg
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory unit-test kernel-test
+	$(Q)tools/run-tests.sh $(BUILD)
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/demo.sh $(BUILD)
+
+clean:
+	$(Q)rm -rf $(BUILD)

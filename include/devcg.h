@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * libdevcg: device access policies for cgroups, with the exact semantics of
+ * the cgroup v1 devices controller, enforced on cgroup v2 by a
+ * BPF_CGROUP_DEVICE program that is swapped atomically.
+ *
+ * Conventions (as in libbpf): functions that can fail return 0 (or a
+ * non-negative count) on success and a negative errno on failure, and leave
+ * their inputs as they were. Each of them takes an optional
+ * struct devcg_error, filled with a readable message when they fail.
+ * Options structs carry their own size; declare them with DEVCG_OPTS().
+ * The library keeps no global state and never changes libbpf's print hook.
+ */
+#ifndef DEVCG_H
+#define DEVCG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DEVCG_API __attribute__((visibility("default")))
+
+#define DEVCG_VERSION "0.1.0"
+
+/* A major or minor of DEVCG_ANY is the kernel's '*' (~0 in device_cgroup.c). */
+#define DEVCG_ANY 0xffffffffu
+
+/* Values are the kernel's DEVCG_DEV_* and DEVCG_ACC_* (also its BPF ABI). */
+enum devcg_type {
+	DEVCG_BLOCK = 1,
+	DEVCG_CHAR = 2,
+	DEVCG_ALL = 4, /* 'a': only in rules, where it resets the policy */
+};
+
+enum devcg_access {
+	DEVCG_ACC_MKNOD = 1,
+	DEVCG_ACC_READ = 2,
+	DEVCG_ACC_WRITE = 4,
+	DEVCG_ACC_ALL = 7,
+};
+
+enum devcg_verb {
+	DEVCG_VERB_ALLOW = 1, /* a write to devices.allow */
+	DEVCG_VERB_DENY = 2,  /* a write to devices.deny */
+};
+
+/* One line of a policy: what is written to devices.allow or devices.deny. */
+struct devcg_rule {
+	uint8_t verb;   /* enum devcg_verb */
+	uint8_t type;   /* enum devcg_type */
+	uint8_t access; /* enum devcg_access bits, never 0 */
+	uint32_t major; /* or DEVCG_ANY */
+	uint32_t minor; /* or DEVCG_ANY */
+};
+
+/* One entry of the normalized exception list (type is block or char). */
+struct devcg_exception {
+	uint8_t type;
+	uint8_t access;
+	uint32_t major;
+	uint32_t minor;
+};
+
+struct devcg_error {
+	int code;       /* negative errno, as returned */
+	char msg[1024];
+};
+
+/* Declare an options struct with its size set and the rest zeroed. */
+#define DEVCG_OPTS(TYPE, NAME, ...)                                  \
+	struct TYPE NAME = ({                                        \
+		__builtin_memset(&NAME, 0, sizeof(struct TYPE));     \
+		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ }; \
+	})
+
+/* Limits of the rule language. */
+#define DEVCG_MAX_RULES 100000
+#define DEVCG_MAX_LINE 4096
+
+/* ---- rules: an ordered list, as parsed ---------------------------------- */
+
+struct devcg_rules;
+
+struct devcg_parse_opts {
+	size_t sz;
+	/* where char-NAME and block-NAME are looked up; NULL: /proc/devices */
+	const char *proc_devices;
+};
+
+DEVCG_API struct devcg_rules *devcg_rules_new(void);
+DEVCG_API void devcg_rules_free(struct devcg_rules *rules);
+DEVCG_API size_t devcg_rules_count(const struct devcg_rules *rules);
+DEVCG_API const struct devcg_rule *devcg_rules_get(const struct devcg_rules *rules, size_t i);
+DEVCG_API int devcg_rules_add(struct devcg_rules *rules, const struct devcg_rule *rule,
+			      struct devcg_error *err);
+
+/*
+ * Parse TEXT (LEN bytes, need not be NUL-terminated) and append its rules.
+ * TEXT is OCI JSON when its first non-blank byte is '{' or '[', otherwise
+ * devices.list lines and systemd DeviceAllow= forms. SOURCE names it in
+ * messages ("FILE:LINE:COL: ..."). On error nothing is appended.
+ */
+DEVCG_API int devcg_rules_parse(struct devcg_rules *rules, const char *text, size_t len,
+				const char *source, const struct devcg_parse_opts *opts,
+				struct devcg_error *err);
+/* The same for a file; "-" is standard input. */
+DEVCG_API int devcg_rules_parse_file(struct devcg_rules *rules, const char *path,
+				     const struct devcg_parse_opts *opts, struct devcg_error *err);
+/* One rule given as one argument (never JSON). */
+DEVCG_API int devcg_rules_parse_rule(struct devcg_rules *rules, const char *arg,
+				     const char *source, const struct devcg_parse_opts *opts,
+				     struct devcg_error *err);
+
+/* "allow c 1:9 rwm", "deny a": the canonical text of a rule. */
+DEVCG_API int devcg_rule_format(const struct devcg_rule *rule, char *buf, size_t len);
+
+/* ---- policy: default behaviour + exception list ------------------------- */
+
+struct devcg_policy;
+
+/* A fresh policy is that of a new child of the root cgroup: allow all. */
+DEVCG_API struct devcg_policy *devcg_policy_new(void);
+DEVCG_API struct devcg_policy *devcg_policy_dup(const struct devcg_policy *policy);
+DEVCG_API void devcg_policy_free(struct devcg_policy *policy);
+
+/* Apply rules exactly as writes to devices.allow/devices.deny would be. */
+DEVCG_API int devcg_policy_apply(struct devcg_policy *policy, const struct devcg_rule *rule,
+				 struct devcg_error *err);
+DEVCG_API int devcg_policy_apply_all(struct devcg_policy *policy,
+				     const struct devcg_rules *rules, struct devcg_error *err);
+
+/* Build a policy from its normalized form (as read back from a filter). */
+DEVCG_API int devcg_policy_set(struct devcg_policy *policy, bool default_allow,
+			       const struct devcg_exception *exceptions, size_t count,
+			       struct devcg_error *err);
+
+DEVCG_API bool devcg_policy_default_allow(const struct devcg_policy *policy);
+DEVCG_API size_t devcg_policy_count(const struct devcg_policy *policy);
+/*
+ * The exceptions in canonical order (char before block, then major, then
+ * minor, '*' last). The array stays valid until the policy next changes.
+ */
+DEVCG_API const struct devcg_exception *devcg_policy_exceptions(const struct devcg_policy *policy);
+DEVCG_API bool devcg_policy_equal(const struct devcg_policy *a, const struct devcg_policy *b);
+
+/*
+ * Decide a request as the kernel does (type is DEVCG_BLOCK or DEVCG_CHAR;
+ * access may be 0, as for access(2) with F_OK). Returns 1 for allow, 0 for
+ * deny, or a negative errno for a malformed request. When an exception
+ * decided, *decider is set and *decided is true; otherwise the default did.
+ */
+DEVCG_API int devcg_policy_check(const struct devcg_policy *policy, uint8_t type, uint32_t major,
+				 uint32_t minor, uint8_t access, struct devcg_exception *decider,
+				 bool *decided);
+
+/*
+ * The shortest rule list that reproduces the policy: "deny a" and the
+ * allowed exceptions, or "allow a" and the denied ones. Fills *rules with a
+ * new list the caller frees.
+ */
+DEVCG_API int devcg_policy_to_rules(const struct devcg_policy *policy, struct devcg_rules **rules);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DEVCG_H */

@@ -1,0 +1,17 @@
+#!/bin/sh
+# Install what devcg builds and tests with, from Debian packages; idempotent.
+set -eu
+pkgs="make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool libjansson-dev pkg-config libclang-rt-14-dev"
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+	echo "deps: missing packages:$missing (run 'make deps' as root)" >&2
+	exit 1
+fi
+echo "deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,61 @@
+/* The devcg CLI: one file per verb, all thin over libdevcg. */
+#ifndef DEVCG_CLI_H
+#define DEVCG_CLI_H
+
+#include "devcg.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+
+/* Exit codes: check uses 1 for "deny", so its own failures use EXIT_FAILED. */
+enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2, EXIT_FAILED = 3 };
+
+struct cli {
+	bool json;
+	const char *verb;
+};
+
+struct verb {
+	const char *name;
+	int (*run)(struct cli *cli, int argc, char **argv);
+	const char *summary;
+	const char *usage; /* full --help text */
+};
+
+extern const struct verb verb_compile, verb_check, verb_replace, verb_show, verb_allow,
+	verb_deny, verb_reset;
+
+/* Print a usage error and a one-line hint; returns EXIT_USAGE. */
+int cli_usage(struct cli *cli, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Print a failure (text on stderr, or {"error": ...} on stdout with -j). */
+int cli_fail(struct cli *cli, int code, const struct devcg_error *err);
+int cli_failf(struct cli *cli, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Print verb's --help. */
+int cli_help(const struct verb *v);
+
+/*
+ * Parse the common options of verbs that take a policy: -f FILE (repeatable,
+ * '-' for stdin), -j, -h, plus EXTRA getopt letters handed to ON_OPT. Rule
+ * arguments start at *first_arg. Builds the policy of a fresh child of the
+ * root cgroup from the files, then the RULE arguments.
+ */
+struct policy_args {
+	const char **files;
+	size_t nfiles;
+};
+int cli_policy_from(struct cli *cli, const struct policy_args *pa, char **rules, int nrules,
+		    struct devcg_policy **out);
+
+/* Parse "TYPE MAJOR:MINOR ACCESS" request words (ACCESS may be "" or "-"). */
+int cli_parse_request(struct cli *cli, char **words, uint8_t *type, uint32_t *major,
+		      uint32_t *minor, uint8_t *access);
+
+/* The policy as the shortest rule list: text lines or a JSON object. */
+json_t *cli_policy_json(const struct devcg_policy *policy);
+void cli_print_policy(struct cli *cli, const struct devcg_policy *policy);
+json_t *cli_exception_json(const struct devcg_exception *ex, bool allow);
+void cli_format_exception(const struct devcg_exception *ex, char *buf, size_t len);
+/* Print and free a JSON value on stdout, one line. */
+void cli_print_json(json_t *value);
+
+#endif

@@ -1,0 +1,214 @@
+// Shared by the verbs: errors, usage, policies from files and arguments, output.
+#include "cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cli_usage(struct cli *cli, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "devcg%s%s: ", cli->verb ? " " : "", cli->verb ? cli->verb : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'devcg %s%s--help'.\n", cli->verb ? cli->verb : "", cli->verb ? " " : "");
+	return EXIT_USAGE;
+}
+
+int cli_fail(struct cli *cli, int code, const struct devcg_error *err)
+{
+	const char *msg = err && err->msg[0] ? err->msg : strerror(code < 0 ? -code : code);
+
+	if (cli->json) {
+		json_t *o = json_pack("{s:s, s:i}", "error", msg, "errno", code < 0 ? -code : code);
+
+		cli_print_json(o);
+	} else {
+		fprintf(stderr, "devcg %s: %s\n", cli->verb ? cli->verb : "", msg);
+	}
+	return EXIT_ERROR;
+}
+
+int cli_failf(struct cli *cli, int code, const char *fmt, ...)
+{
+	struct devcg_error err = { .code = code };
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err.msg, sizeof(err.msg), fmt, ap);
+	va_end(ap);
+	return cli_fail(cli, code, &err);
+}
+
+int cli_help(const struct verb *v)
+{
+	printf("%s", v->usage);
+	return EXIT_OK;
+}
+
+int cli_policy_from(struct cli *cli, const struct policy_args *pa, char **rules, int nrules,
+		    struct devcg_policy **out)
+{
+	struct devcg_rules *list = devcg_rules_new();
+	struct devcg_policy *policy = devcg_policy_new();
+	struct devcg_error err = { 0 };
+	int ret = 0, i;
+
+	if (!list || !policy) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; !ret && i < (int)pa->nfiles; i++)
+		ret = devcg_rules_parse_file(list, pa->files[i], NULL, &err);
+	for (i = 0; !ret && i < nrules; i++) {
+		char source[32];
+
+		snprintf(source, sizeof(source), "argument %d", i + 1);
+		ret = devcg_rules_parse_rule(list, rules[i], source, NULL, &err);
+	}
+	if (!ret)
+		ret = devcg_policy_apply_all(policy, list, &err);
+out:
+	devcg_rules_free(list);
+	if (ret) {
+		devcg_policy_free(policy);
+		return cli_fail(cli, ret, &err);
+	}
+	*out = policy;
+	return EXIT_OK;
+}
+
+static int parse_u32(const char *s, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!*s || *s == '-' || *s == '+')
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v >= DEVCG_ANY)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int cli_parse_request(struct cli *cli, char **w, uint8_t *type, uint32_t *major, uint32_t *minor,
+		      uint8_t *access)
+{
+	char *colon = strchr(w[1], ':'), *a;
+
+	if (!strcmp(w[0], "c"))
+		*type = DEVCG_CHAR;
+	else if (!strcmp(w[0], "b"))
+		*type = DEVCG_BLOCK;
+	else
+		return cli_usage(cli, "TYPE must be 'c' or 'b', not '%s'", w[0]);
+	if (!colon)
+		return cli_usage(cli, "expected MAJOR:MINOR, not '%s'", w[1]);
+	*colon = '\0';
+	if (parse_u32(w[1], major) || parse_u32(colon + 1, minor)) {
+		*colon = ':';
+		return cli_usage(cli, "MAJOR and MINOR must be numbers (a request names one device): '%s'", w[1]);
+	}
+	*colon = ':';
+	*access = 0;
+	for (a = w[2]; strcmp(w[2], "-") && *a; a++) {
+		if (*a == 'r')
+			*access |= DEVCG_ACC_READ;
+		else if (*a == 'w')
+			*access |= DEVCG_ACC_WRITE;
+		else if (*a == 'm')
+			*access |= DEVCG_ACC_MKNOD;
+		else
+			return cli_usage(cli, "ACCESS must be letters of 'rwm' ('-' for none), not '%s'", w[2]);
+	}
+	return EXIT_OK;
+}
+
+void cli_format_exception(const struct devcg_exception *ex, char *buf, size_t len)
+{
+	struct devcg_rule r = {
+		.verb = DEVCG_VERB_ALLOW, .type = ex->type, .access = ex->access,
+		.major = ex->major, .minor = ex->minor,
+	};
+	char line[64];
+
+	devcg_rule_format(&r, line, sizeof(line));
+	snprintf(buf, len, "%s", line + strlen("allow "));
+}
+
+static const char *access_str(uint8_t access, char buf[4])
+{
+	int n = 0;
+
+	if (access & DEVCG_ACC_READ)
+		buf[n++] = 'r';
+	if (access & DEVCG_ACC_WRITE)
+		buf[n++] = 'w';
+	if (access & DEVCG_ACC_MKNOD)
+		buf[n++] = 'm';
+	buf[n] = '\0';
+	return buf;
+}
+
+json_t *cli_exception_json(const struct devcg_exception *ex, bool allow)
+{
+	char acc[4];
+	json_t *o = json_pack("{s:b, s:s, s:s}", "allow", allow, "type",
+			      ex->type == DEVCG_BLOCK ? "b" : "c", "access", access_str(ex->access, acc));
+
+	/* '*' is null, as an absent major or minor is in OCI */
+	json_object_set_new(o, "major", ex->major == DEVCG_ANY ? json_null() : json_integer(ex->major));
+	json_object_set_new(o, "minor", ex->minor == DEVCG_ANY ? json_null() : json_integer(ex->minor));
+	return o;
+}
+
+/* In the LinuxResources shape, so that it can be fed back in as it is. */
+json_t *cli_policy_json(const struct devcg_policy *policy)
+{
+	const struct devcg_exception *ex = devcg_policy_exceptions(policy);
+	bool allow = devcg_policy_default_allow(policy);
+	size_t i, n = devcg_policy_count(policy);
+	json_t *devices = json_array();
+
+	json_array_append_new(devices, json_pack("{s:b, s:s, s:s}", "allow", allow, "type", "a",
+						 "access", "rwm"));
+	for (i = 0; i < n; i++)
+		json_array_append_new(devices, cli_exception_json(&ex[i], !allow));
+	return json_pack("{s:s, s:I, s:o}", "default", allow ? "allow" : "deny", "exceptions",
+			 (json_int_t)n, "devices", devices);
+}
+
+void cli_print_policy(struct cli *cli, const struct devcg_policy *policy)
+{
+	struct devcg_rules *rules;
+	size_t i;
+
+	if (cli->json) {
+		cli_print_json(cli_policy_json(policy));
+		return;
+	}
+	if (devcg_policy_to_rules(policy, &rules)) {
+		fprintf(stderr, "devcg: out of memory\n");
+		return;
+	}
+	for (i = 0; i < devcg_rules_count(rules); i++) {
+		char line[64];
+
+		devcg_rule_format(devcg_rules_get(rules, i), line, sizeof(line));
+		puts(line);
+	}
+	devcg_rules_free(rules);
+}
+
+void cli_print_json(json_t *value)
+{
+	json_dumpf(value, stdout, JSON_COMPACT | JSON_ENSURE_ASCII);
+	putchar('\n');
+	json_decref(value);
+}

@@ -1,0 +1,57 @@
+// devcg: manage device access for cgroups with atomically swapped BPF filters.
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct verb *const verbs[] = {
+	&verb_compile, &verb_check,
+};
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "Usage: devcg [-j] VERB [OPTIONS] [ARGS]\n"
+		   "       devcg -h | --help | -V | --version\n\n"
+		   "Device access for cgroups: the cgroup v1 devices semantics, enforced on\n"
+		   "cgroup v2 by a BPF filter that is replaced atomically.\n\nVerbs:\n");
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		fprintf(f, "  %-9s %s\n", verbs[i]->name, verbs[i]->summary);
+	fprintf(f, "\nOptions:\n"
+		   "  -j, --json     output JSON (errors too, as {\"error\": ...})\n"
+		   "  -h, --help     this help; 'devcg VERB --help' for a verb's\n"
+		   "  -V, --version  print the version\n\n"
+		   "Exit status: 0 success, 1 failure, 2 usage error ('check': 1 means deny).\n"
+		   "See devcg(8).\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct cli cli = { 0 };
+	int i = 1;
+	size_t v;
+
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json")) {
+			cli.json = true;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return EXIT_OK;
+		} else if (!strcmp(argv[i], "-V") || !strcmp(argv[i], "--version")) {
+			printf("devcg %s\n", DEVCG_VERSION);
+			return EXIT_OK;
+		} else {
+			return cli_usage(&cli, "unknown option '%s'", argv[i]);
+		}
+	}
+	if (i == argc)
+		return cli_usage(&cli, "missing VERB");
+	for (v = 0; v < sizeof(verbs) / sizeof(verbs[0]); v++) {
+		if (!strcmp(argv[i], verbs[v]->name)) {
+			cli.verb = verbs[v]->name;
+			return verbs[v]->run(&cli, argc - i, argv + i);
+		}
+	}
+	return cli_usage(&cli, "unknown verb '%s'", argv[i]);
+}

@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * OCI JSON: a runtime config.json (linux.resources.devices), a
+ * LinuxResources object as `runc update -r` takes it (devices), or a bare
+ * array of LinuxDeviceCgroup objects. jansson parses; this file maps the
+ * objects to rules and points errors at the offending line and column.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* A step of a path to a value: an object key, or an array index. */
+struct step {
+	const char *key;
+	size_t index;
+};
+
+struct oci_ctx {
+	const char *text;
+	size_t len;
+	const char *source;
+	struct devcg_error *err;
+};
+
+static size_t skip_ws(const char *s, size_t len, size_t i)
+{
+	while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
+		i++;
+	return i;
+}
+
+/* Skip one value of already-validated JSON; returns the offset after it. */
+static size_t skip_value(const char *s, size_t len, size_t i)
+{
+	int depth = 0;
+
+	do {
+		i = skip_ws(s, len, i);
+		if (i >= len)
+			return len;
+		if (s[i] == '"') {
+			for (i++; i < len && s[i] != '"'; i++)
+				if (s[i] == '\\')
+					i++;
+			i++;
+		} else if (s[i] == '{' || s[i] == '[') {
+			depth++;
+			i++;
+		} else if (s[i] == '}' || s[i] == ']') {
+			depth--;
+			i++;
+		} else if (s[i] == ',' || s[i] == ':') {
+			i++;
+		} else {
+			while (i < len && !strchr(",]}: \t\r\n", s[i]))
+				i++;
+		}
+	} while (depth > 0);
+	return i;
+}
+
+/* Offset of the value at PATH (depth N), or of the deepest one found. */
+static size_t locate(const struct oci_ctx *c, const struct step *path, size_t n)
+{
+	const char *s = c->text;
+	size_t i = skip_ws(s, c->len, 0), d;
+
+	for (d = 0; d < n; d++) {
+		size_t here = i, k;
+
+		if (i >= c->len || (s[i] != '{' && s[i] != '['))
+			return here;
+		i = skip_ws(s, c->len, i + 1);
+		for (k = 0; i < c->len && s[i] != '}' && s[i] != ']'; k++) {
+			bool hit;
+
+			if (path[d].key) {
+				size_t klen = strlen(path[d].key);
+
+				hit = s[i] == '"' && i + klen + 1 < c->len &&
+				      !memcmp(s + i + 1, path[d].key, klen) && s[i + klen + 1] == '"';
+				i = skip_ws(s, c->len, skip_value(s, c->len, i)); /* key */
+				i = skip_ws(s, c->len, i + 1);                   /* ':' */
+			} else {
+				hit = k == path[d].index;
+			}
+			if (hit)
+				break;
+			i = skip_ws(s, c->len, skip_value(s, c->len, i));
+			if (i < c->len && s[i] == ',')
+				i = skip_ws(s, c->len, i + 1);
+		}
+		if (i >= c->len || s[i] == '}' || s[i] == ']')
+			return here;
+	}
+	return i;
+}
+
+__attribute__((format(printf, 5, 6)))
+static int fail_at(const struct oci_ctx *c, const struct step *path, size_t n, int code,
+		   const char *fmt, ...)
+{
+	size_t off = locate(c, path, n), line = 1, col = 1, i;
+	char what[768];
+	va_list ap;
+
+	for (i = 0; i < off && i < c->len; i++) {
+		if (c->text[i] == '\n') {
+			line++;
+			col = 1;
+		} else {
+			col++;
+		}
+	}
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return devcg_err(c->err, code, "%s:%zu:%zu: %s", c->source, line, col, what);
+}
+
+/* A major or minor: missing, null or -1 (runc's wildcard) mean '*'. */
+static int oci_number(const struct oci_ctx *c, json_t *obj, struct step *path, size_t d,
+		      const char *key, uint32_t *out)
+{
+	json_t *v = json_object_get(obj, key);
+	json_int_t n;
+
+	path[d + 1].key = key;
+	*out = DEVCG_ANY;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_integer(v))
+		return fail_at(c, path, d + 2, -EINVAL, "\"%s\" must be an integer", key);
+	n = json_integer_value(v);
+	if (n == -1)
+		return 0;
+	if (n < 0 || n >= (json_int_t)DEVCG_ANY)
+		return fail_at(c, path, d + 2, -ERANGE, "\"%s\" is out of range", key);
+	*out = (uint32_t)n;
+	return 0;
+}
+
+/* PATH[D] is the rule object; PATH[D + 1] names its field in messages. */
+static int oci_rule(const struct oci_ctx *c, json_t *obj, struct step *path, size_t d,
+		    struct devcg_rule *r)
+{
+	json_t *allow = json_object_get(obj, "allow");
+	json_t *type = json_object_get(obj, "type");
+	json_t *access = json_object_get(obj, "access");
+	const char *t = "a", *a = "rwm";
+	size_t i;
+	int ret;
+
+	if (!json_is_object(obj))
+		return fail_at(c, path, d + 1, -EINVAL, "a device rule must be an object");
+	if (!json_is_boolean(allow)) {
+		path[d + 1].key = "allow";
+		return fail_at(c, path, allow ? d + 2 : d + 1, -EINVAL,
+			       "\"allow\" must be present and be true or false");
+	}
+	r->verb = json_is_true(allow) ? DEVCG_VERB_ALLOW : DEVCG_VERB_DENY;
+	if (type && !json_is_null(type)) {
+		path[d + 1].key = "type";
+		if (!json_is_string(type))
+			return fail_at(c, path, d + 2, -EINVAL, "\"type\" must be \"a\", \"b\" or \"c\"");
+		t = json_string_value(type);
+		if (strcmp(t, "a") && strcmp(t, "b") && strcmp(t, "c"))
+			return fail_at(c, path, d + 2, -EINVAL,
+				       "\"type\" must be \"a\", \"b\" or \"c\", not \"%s\"", t);
+	}
+	r->type = t[0] == 'a' ? DEVCG_ALL : t[0] == 'b' ? DEVCG_BLOCK : DEVCG_CHAR;
+	ret = oci_number(c, obj, path, d, "major", &r->major);
+	if (!ret)
+		ret = oci_number(c, obj, path, d, "minor", &r->minor);
+	if (ret)
+		return ret;
+	if (access && !json_is_null(access)) {
+		path[d + 1].key = "access";
+		if (!json_is_string(access))
+			return fail_at(c, path, d + 2, -EINVAL, "\"access\" must be a string of 'rwm'");
+		a = json_string_value(access);
+	}
+	path[d + 1].key = "access";
+	r->access = 0;
+	for (i = 0; a[i]; i++) {
+		if (a[i] == 'r')
+			r->access |= DEVCG_ACC_READ;
+		else if (a[i] == 'w')
+			r->access |= DEVCG_ACC_WRITE;
+		else if (a[i] == 'm')
+			r->access |= DEVCG_ACC_MKNOD;
+		else
+			return fail_at(c, path, d + 2, -EINVAL, "\"access\" must be letters of 'rwm', not \"%s\"", a);
+	}
+	if (!r->access || i > 3)
+		return fail_at(c, path, access ? d + 2 : d + 1, -EINVAL,
+			       "\"access\" must be a non-empty subset of 'rwm'");
+	if (r->type == DEVCG_ALL) {
+		/* see parse.c: 'a' resets, so narrower fields would be dropped */
+		path[d + 1].key = r->major != DEVCG_ANY ? "major" : r->minor != DEVCG_ANY ? "minor" : NULL;
+		if (path[d + 1].key)
+			return fail_at(c, path, d + 2, -EINVAL,
+				       "type \"a\" means every device: \"%s\" must be absent", path[d + 1].key);
+		path[d + 1].key = "access";
+		if (r->access != DEVCG_ACC_ALL)
+			return fail_at(c, path, d + 2, -EINVAL,
+				       "type \"a\" resets the whole list: its access can only be \"rwm\"");
+	}
+	return 0;
+}
+
+int devcg_parse_oci(struct devcg_rules *rules, const char *text, size_t len, const char *source,
+		    struct devcg_error *err)
+{
+	struct oci_ctx c = { .text = text, .len = len, .source = source, .err = err };
+	struct step path[5] = { 0 };
+	struct devcg_rule *out = NULL;
+	json_t *root, *devices;
+	json_error_t jerr;
+	size_t depth = 0, i, n;
+	int ret = 0;
+
+	root = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
+	if (!root)
+		return devcg_err(err, -EINVAL, "%s:%d:%d: invalid JSON: %s", source, jerr.line,
+				 jerr.column, jerr.text);
+	devices = root;
+	if (json_is_object(root)) {
+		json_t *linux_ = json_object_get(root, "linux");
+
+		if (linux_) {
+			json_t *res = json_object_get(linux_, "resources");
+
+			path[0].key = "linux";
+			path[1].key = "resources";
+			path[2].key = "devices";
+			depth = 3;
+			devices = res ? json_object_get(res, "devices") : NULL;
+			if (!devices || json_is_null(devices))
+				goto done; /* a config with no device rules */
+		} else if ((devices = json_object_get(root, "devices"))) {
+			path[0].key = "devices";
+			depth = 1;
+			if (json_is_null(devices))
+				goto done;
+		} else {
+			ret = fail_at(&c, path, 0, -EINVAL,
+				      "expected linux.resources.devices (config.json) or devices (LinuxResources)");
+			goto done;
+		}
+	}
+	if (!json_is_array(devices)) {
+		ret = fail_at(&c, path, depth, -EINVAL, "the device rules must be an array");
+		goto done;
+	}
+	n = json_array_size(devices);
+	if (n + devcg_rules_count(rules) > DEVCG_MAX_RULES) {
+		ret = fail_at(&c, path, depth, -E2BIG, "more than %d rules", DEVCG_MAX_RULES);
+		goto done;
+	}
+	out = calloc(n ? n : 1, sizeof(*out));
+	if (!out) {
+		ret = devcg_err(err, -ENOMEM, "out of memory");
+		goto done;
+	}
+	for (i = 0; i < n && !ret; i++) {
+		path[depth] = (struct step){ .index = i };
+		ret = oci_rule(&c, json_array_get(devices, i), path, depth, &out[i]);
+	}
+	if (!ret)
+		ret = devcg_rules_append(rules, out, n, err);
+done:
+	free(out);
+	json_decref(root);
+	return ret;
+}
