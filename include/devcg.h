@@ -164,6 +164,99 @@ DEVCG_API int devcg_policy_check(const struct devcg_policy *policy, uint8_t type
  */
 DEVCG_API int devcg_policy_to_rules(const struct devcg_policy *policy, struct devcg_rules **rules);
 
+
+/* ---- live filters on cgroup v2 ------------------------------------------ */
+
+/* How a device program is attached to its cgroup (BPF_F_* attach flags). */
+enum devcg_attach_mode {
+	DEVCG_MODE_EXCLUSIVE = 0, /* flags 0: no program below may attach */
+	DEVCG_MODE_OVERRIDE = 1,  /* BPF_F_ALLOW_OVERRIDE */
+	DEVCG_MODE_MULTI = 2,     /* BPF_F_ALLOW_MULTI: devcg's own mode */
+};
+
+struct devcg_replace_opts {
+	size_t sz;
+	/* report each denial to the filter's audit ring buffer */
+	bool audit;
+	/* replace even when several foreign device programs are attached */
+	bool force;
+	/*
+	 * Compare-and-swap: replace only this program id (the kernel refuses
+	 * with -ENOENT when another writer replaced it meanwhile); 0 replaces
+	 * whatever is attached.
+	 */
+	uint32_t expect_prog_id;
+	/* Out: the id of the program now attached. */
+	uint32_t prog_id;
+	/* Out: the id of the program it replaced (0: first install). */
+	uint32_t replaced_id;
+	/* Testing aid: fail with -EIO at this step ("resolve", "query", "load",
+	 * "fill", "freeze", "attach", "verify"); NULL in normal use. */
+	const char *fail_at;
+};
+
+/*
+ * Install POLICY on the cgroup v2 directory CGROUP (absolute, or relative
+ * to the cgroup2 mount) without any moment of no filter or a deny-all one:
+ * the new program is loaded, filled and frozen first, then swapped in with
+ * BPF_F_REPLACE (or in the existing program's own mode). On failure the
+ * previous program stays attached.
+ */
+DEVCG_API int devcg_replace(const char *cgroup, const struct devcg_policy *policy,
+			    struct devcg_replace_opts *opts, struct devcg_error *err);
+
+/* Apply one rule to the live policy by compare-and-swap, retrying when
+ * another writer got there first. A cgroup without a devcg filter starts
+ * from allow-all (no filter). */
+DEVCG_API int devcg_update(const char *cgroup, const struct devcg_rule *rule,
+			   struct devcg_replace_opts *opts, struct devcg_error *err);
+
+/* Remove devcg's program from CGROUP (foreign programs are left alone). */
+DEVCG_API int devcg_reset(const char *cgroup, struct devcg_error *err);
+
+/* One device program that applies to a cgroup. */
+struct devcg_program {
+	uint32_t id;
+	uint8_t mode;         /* enum devcg_attach_mode of the cgroup it is on */
+	bool devcg;           /* ours: its policy can be read back */
+	bool effective;       /* runs for the queried cgroup */
+	char name[16];        /* the kernel's program name */
+	char cgroup[4096];    /* where it is attached, relative to the mount */
+	struct devcg_policy *policy; /* when devcg; owned by the state */
+	bool audit;
+};
+
+/* What is attached to a cgroup and its ancestors. */
+struct devcg_state;
+
+DEVCG_API int devcg_state_read(const char *cgroup, struct devcg_state **state,
+			       struct devcg_error *err);
+DEVCG_API void devcg_state_free(struct devcg_state *state);
+/* The cgroup, relative to the cgroup2 mount ("/" for the root). */
+DEVCG_API const char *devcg_state_cgroup(const struct devcg_state *state);
+/* Programs attached to the cgroup itself, then those on its ancestors,
+ * nearest first. */
+DEVCG_API size_t devcg_state_count(const struct devcg_state *state);
+DEVCG_API const struct devcg_program *devcg_state_program(const struct devcg_state *state,
+							    size_t i);
+/* The devcg program attached to the cgroup itself, or NULL. */
+DEVCG_API const struct devcg_program *devcg_state_own(const struct devcg_state *state);
+
+/*
+ * Decide a request against every program that runs for the cgroup. Returns
+ * 1 allow, 0 deny, -EOPNOTSUPP when a foreign program applies and devcg
+ * cannot tell (its id in *by). When denied, *by is the denying program.
+ */
+DEVCG_API int devcg_state_check(const struct devcg_state *state, uint8_t type, uint32_t major,
+				uint32_t minor, uint8_t access, const struct devcg_program **by,
+				struct devcg_exception *decider, bool *decided);
+
+/* cgroup v1: move DIR (under the v1 devices hierarchy) to POLICY by writes
+ * to devices.allow/deny that never revoke a device both policies allow:
+ * allows first, then denies, and 'a' only when the default must change. */
+DEVCG_API int devcg_replace_v1(const char *dir, const struct devcg_policy *policy,
+			       struct devcg_error *err);
+
 #ifdef __cplusplus
 }
 #endif

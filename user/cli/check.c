@@ -1,6 +1,7 @@
 // devcg check: decide one request against a rule file (or, later, a live cgroup).
 #include "cli.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 
@@ -19,15 +20,58 @@ static int report(struct cli *cli, const char *where, int allow, bool decided,
 			json_object_set_new(o, "exception",
 					    cli_exception_json(ex, !default_allow));
 		if (where)
-			json_object_set_new(o, "source", json_string(where));
+			json_object_set_new(o, "by", json_string(where));
 		cli_print_json(o);
 	} else if (decided) {
-		printf("%s (exception '%s %s')\n", allow ? "allow" : "deny",
-		       default_allow ? "deny" : "allow", line);
+		printf("%s (exception '%s %s'%s%s)\n", allow ? "allow" : "deny",
+		       default_allow ? "deny" : "allow", line, where ? " of " : "", where ? where : "");
 	} else {
-		printf("%s (default)\n", allow ? "allow" : "deny");
+		printf("%s (default%s%s)\n", allow ? "allow" : "deny", where ? " of " : "",
+		       where ? where : "");
 	}
 	return allow ? EXIT_OK : EXIT_ERROR;
+}
+
+/* Against every program that runs for a live cgroup. */
+static int check_live(struct cli *cli, int argc, char **argv)
+{
+	const struct devcg_program *by;
+	struct devcg_error err = { 0 };
+	struct devcg_state *state;
+	struct devcg_exception ex;
+	uint8_t type, access;
+	uint32_t major, minor;
+	bool decided;
+	int ret;
+
+	if (argc != 4)
+		return cli_usage(cli, "expected CGROUP TYPE MAJOR:MINOR ACCESS (or --rules FILE)");
+	ret = cli_parse_request(cli, argv + 1, &type, &major, &minor, &access);
+	if (ret)
+		return ret;
+	ret = devcg_state_read(argv[0], &state, &err);
+	if (ret) {
+		cli_fail(cli, ret, &err);
+		return EXIT_FAILED;
+	}
+	ret = devcg_state_check(state, type, major, minor, access, &by, &ex, &decided);
+	if (ret == -EOPNOTSUPP) {
+		cli_failf(cli, ret, "cannot decide: foreign program %u (%s) on %s applies and devcg "
+			  "cannot read its rules", by->id, by->name, by->cgroup);
+		ret = EXIT_FAILED;
+	} else if (ret < 0) {
+		cli_failf(cli, ret, "malformed request");
+		ret = EXIT_FAILED;
+	} else if (ret == 0) {
+		char where[4200];
+
+		snprintf(where, sizeof(where), "program %u on %s", by->id, by->cgroup);
+		ret = report(cli, where, 0, decided, &ex, devcg_policy_default_allow(by->policy));
+	} else {
+		ret = report(cli, NULL, 1, false, NULL, true);
+	}
+	devcg_state_free(state);
+	return ret;
 }
 
 static int run(struct cli *cli, int argc, char **argv)
@@ -62,7 +106,7 @@ static int run(struct cli *cli, int argc, char **argv)
 		}
 	}
 	if (!rules_file)
-		return cli_usage(cli, "give --rules FILE");
+		return check_live(cli, argc - optind, argv + optind);
 	if (argc - optind != 3)
 		return cli_usage(cli, "expected TYPE MAJOR:MINOR ACCESS");
 	ret = cli_parse_request(cli, argv + optind, &type, &major, &minor, &access);
@@ -73,7 +117,7 @@ static int run(struct cli *cli, int argc, char **argv)
 	if (ret)
 		return EXIT_FAILED;
 	ret = devcg_policy_check(policy, type, major, minor, access, &ex, &decided);
-	ret = report(cli, rules_file, ret, decided, &ex, devcg_policy_default_allow(policy));
+	ret = report(cli, NULL, ret, decided, &ex, devcg_policy_default_allow(policy));
 	devcg_policy_free(policy);
 	return ret;
 }
@@ -83,16 +127,20 @@ const struct verb verb_check = {
 	.run = run,
 	.summary = "decide one device request against a policy",
 	.usage =
-	"Usage: devcg check [-j] --rules FILE TYPE MAJOR:MINOR ACCESS\n\n"
+	"Usage: devcg check [-j] --rules FILE TYPE MAJOR:MINOR ACCESS\n"
+	"       devcg check [-j] CGROUP TYPE MAJOR:MINOR ACCESS\n\n"
 	"Decide a request as the kernel's devices controller would: TYPE is c or b,\n"
 	"MAJOR:MINOR are numbers, ACCESS is letters of rwm, or '-' for none (what\n"
-	"access(2) with F_OK asks). Prints allow or deny and what decided it.\n\n"
+	"access(2) with F_OK asks). Prints allow or deny and what decided it. With\n"
+	"CGROUP, decide against the live policies of every devcg program that runs\n"
+	"for it (its own and its ancestors') and name the one that denies.\n\n"
 	"Options:\n"
 	"  -r, --rules FILE  the policy, as rules ('-' for stdin)\n"
-	"  -j, --json        print {\"decision\", \"decided_by\", \"exception\"}\n"
+	"  -j, --json        print {\"decision\", \"decided_by\", \"exception\", \"by\"}\n"
 	"  -h, --help        this help\n\n"
 	"Exit status: 0 allow, 1 deny, 2 usage error, 3 other failure.\n\n"
 	"Examples:\n"
 	"  devcg check --rules policy.txt c 1:9 rw\n"
-	"  devcg check -j --rules config.json b 8:0 -\n",
+	"  devcg check -j --rules config.json b 8:0 -\n"
+	"  devcg check /sys/fs/cgroup/mycontainer c 1:9 r\n",
 };

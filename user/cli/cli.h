@@ -55,6 +55,9 @@ json_t *cli_policy_json(const struct devcg_policy *policy);
 void cli_print_policy(struct cli *cli, const struct devcg_policy *policy);
 json_t *cli_exception_json(const struct devcg_exception *ex, bool allow);
 void cli_format_exception(const struct devcg_exception *ex, char *buf, size_t len);
+/* devcg allow / devcg deny: one rule applied by compare-and-swap. */
+int cli_update(struct cli *cli, int argc, char **argv, uint8_t verb, const struct verb *v);
+
 /* Print and free a JSON value on stdout, one line. */
 void cli_print_json(json_t *value);
 

@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,4 +212,65 @@ void cli_print_json(json_t *value)
 	json_dumpf(value, stdout, JSON_COMPACT | JSON_ENSURE_ASCII);
 	putchar('\n');
 	json_decref(value);
+}
+
+int cli_update(struct cli *cli, int argc, char **argv, uint8_t verb, const struct verb *v)
+{
+	static const struct option opts[] = {
+		{ "audit", no_argument, NULL, 'a' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	DEVCG_OPTS(devcg_replace_opts, ro);
+	struct devcg_error err = { 0 };
+	struct devcg_rules *rules;
+	struct devcg_rule rule = { 0 };
+	uint8_t text_verb;
+	char text[64];
+	size_t n;
+	int c, ret;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'a': ro.audit = true; break;
+		case 'j': cli->json = true; break;
+		case 'h': return cli_help(v);
+		default: return cli_usage(cli, "unknown option");
+		}
+	}
+	if (argc - optind != 2)
+		return cli_usage(cli, "expected CGROUP RULE");
+	text_verb = strncmp(argv[optind + 1], "deny", 4) ? strncmp(argv[optind + 1], "allow", 5) ? 0
+		    : DEVCG_VERB_ALLOW : DEVCG_VERB_DENY;
+	if (text_verb && text_verb != verb)
+		return cli_usage(cli, "RULE says '%s' but this is 'devcg %s'",
+				 text_verb == DEVCG_VERB_DENY ? "deny" : "allow", v->name);
+	rules = devcg_rules_new();
+	if (!rules)
+		return cli_failf(cli, -ENOMEM, "out of memory");
+	ret = devcg_rules_parse_rule(rules, argv[optind + 1], "RULE", NULL, &err);
+	if (ret) {
+		devcg_rules_free(rules);
+		return cli_fail(cli, ret, &err);
+	}
+	n = devcg_rules_count(rules);
+	if (n == 1)
+		rule = *devcg_rules_get(rules, 0);
+	devcg_rules_free(rules);
+	if (n != 1)
+		return cli_usage(cli, "RULE must name one device rule (it names %zu)", n);
+	rule.verb = verb;
+	ret = devcg_update(argv[optind], &rule, &ro, &err);
+	if (ret)
+		return cli_fail(cli, ret, &err);
+	devcg_rule_format(&rule, text, sizeof(text));
+	if (cli->json)
+		cli_print_json(json_pack("{s:s, s:s, s:I, s:I}", "cgroup", argv[optind], "rule", text,
+					 "prog_id", (json_int_t)ro.prog_id, "replaced_id",
+					 (json_int_t)ro.replaced_id));
+	else
+		printf("%s: %s (program %u)\n", argv[optind], text, ro.prog_id);
+	return EXIT_OK;
 }

@@ -5,7 +5,8 @@
 #include <string.h>
 
 static const struct verb *const verbs[] = {
-	&verb_compile, &verb_check,
+	&verb_replace, &verb_show, &verb_check, &verb_allow, &verb_deny, &verb_reset,
+	&verb_compile,
 };
 
 static void usage(FILE *f)

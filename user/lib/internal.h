@@ -47,4 +47,43 @@ int devcg_parse_oci(struct devcg_rules *rules, const char *text, size_t len,
 int devcg_rules_append(struct devcg_rules *rules, const struct devcg_rule *add, size_t n,
 		       struct devcg_error *err);
 
+/* A resolved cgroup v2 directory. */
+struct devcg_cgroup {
+	char mount[4096]; /* the cgroup2 mount */
+	char path[4096];  /* absolute, without symlinks */
+	char rel[4096];   /* relative to the mount, "/" for its root */
+	int fd;           /* O_RDONLY directory */
+};
+
+int devcg_cgroup2_mount(char *buf, size_t len, struct devcg_error *err);
+/* Resolve ARG (absolute, or relative to the cgroup2 mount); must be cgroup2. */
+int devcg_cgroup_resolve(const char *arg, struct devcg_cgroup *cg, struct devcg_error *err);
+void devcg_cgroup_close(struct devcg_cgroup *cg);
+
+/* swap.c: the devcg_attach_mode of BPF attach flags. */
+uint32_t devcg_mode_of(uint32_t attach_flags);
+
+/* filter.c: one filter version, loaded and frozen but not attached. */
+struct devcg_filter_version {
+	int prog_fd;
+	uint32_t prog_id;
+	void *skel; /* struct devcg_filter */
+};
+
+int devcg_filter_load(const struct devcg_policy *policy, bool audit, const char *fail_at,
+		      struct devcg_filter_version *out, struct devcg_error *err);
+void devcg_filter_close(struct devcg_filter_version *v);
+/*
+ * Is PROG_FD a devcg filter? Returns 1 and, when POLICY is non-NULL, its
+ * policy read back from its own maps; 0 for a foreign program.
+ */
+int devcg_filter_read(int prog_fd, struct devcg_policy **policy, bool *audit,
+		      struct devcg_error *err);
+
+/* Testing aid of struct devcg_replace_opts.fail_at. */
+static inline bool devcg_fault(const char *fail_at, const char *step)
+{
+	return fail_at && !__builtin_strcmp(fail_at, step);
+}
+
 #endif

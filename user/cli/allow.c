@@ -1,0 +1,26 @@
+// devcg allow: add one rule to a cgroup's live policy (compare-and-swap).
+#include "cli.h"
+
+static int run(struct cli *cli, int argc, char **argv)
+{
+	return cli_update(cli, argc, argv, DEVCG_VERB_ALLOW, &verb_allow);
+}
+
+const struct verb verb_allow = {
+	.name = "allow",
+	.run = run,
+	.summary = "apply one allow rule to a cgroup's live policy",
+	.usage =
+	"Usage: devcg allow [-j] [--audit] CGROUP RULE\n\n"
+	"Read the live policy of CGROUP, apply RULE as a write to devices.allow, and\n"
+	"swap the result in naming the exact program read (compare-and-swap): when\n"
+	"another writer replaced it meanwhile, re-read and retry, so no update is\n"
+	"lost. A cgroup without a devcg filter starts from allow-all. RULE is\n"
+	"'c 1:9 rwm', 'a', '/dev/null rw', 'char-pts', ... (the verb is implied).\n\n"
+	"Options:\n"
+	"      --audit  the new filter reports denials to its ring buffer\n"
+	"  -j, --json   print {\"cgroup\", \"prog_id\", \"replaced_id\", \"rule\"}\n"
+	"  -h, --help   this help\n\n"
+	"Example:\n"
+	"  devcg allow /sys/fs/cgroup/mycontainer 'c 10:200 rwm'\n",
+};

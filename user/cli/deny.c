@@ -1,0 +1,23 @@
+// devcg deny: add one deny rule to a cgroup's live policy (compare-and-swap).
+#include "cli.h"
+
+static int run(struct cli *cli, int argc, char **argv)
+{
+	return cli_update(cli, argc, argv, DEVCG_VERB_DENY, &verb_deny);
+}
+
+const struct verb verb_deny = {
+	.name = "deny",
+	.run = run,
+	.summary = "apply one deny rule to a cgroup's live policy",
+	.usage =
+	"Usage: devcg deny [-j] [--audit] CGROUP RULE\n\n"
+	"Read the live policy of CGROUP, apply RULE as a write to devices.deny, and\n"
+	"swap the result in by compare-and-swap (see 'devcg allow --help').\n\n"
+	"Options:\n"
+	"      --audit  the new filter reports denials to its ring buffer\n"
+	"  -j, --json   print {\"cgroup\", \"prog_id\", \"replaced_id\", \"rule\"}\n"
+	"  -h, --help   this help\n\n"
+	"Example:\n"
+	"  devcg deny /sys/fs/cgroup/mycontainer 'c 136:* w'\n",
+};

@@ -1,0 +1,106 @@
+// devcg replace: install a policy on a cgroup, atomically.
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdio.h>
+
+static int run(struct cli *cli, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "file", required_argument, NULL, 'f' },
+		{ "audit", no_argument, NULL, 'a' },
+		{ "force", no_argument, NULL, 'F' },
+		{ "v1", no_argument, NULL, '1' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	DEVCG_OPTS(devcg_replace_opts, ro);
+	const char *files[64], *cgroup;
+	struct policy_args pa = { .files = files };
+	struct devcg_error err = { 0 };
+	struct devcg_policy *policy;
+	bool v1 = false;
+	int c, ret;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "f:jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (pa.nfiles == sizeof(files) / sizeof(files[0]))
+				return cli_usage(cli, "too many -f files");
+			files[pa.nfiles++] = optarg;
+			break;
+		case 'a': ro.audit = true; break;
+		case 'F': ro.force = true; break;
+		case '1': v1 = true; break;
+		case 'j': cli->json = true; break;
+		case 'h': return cli_help(&verb_replace);
+		default: return cli_usage(cli, "unknown option");
+		}
+	}
+	if (optind == argc)
+		return cli_usage(cli, "missing CGROUP");
+	cgroup = argv[optind++];
+	if (!pa.nfiles && optind == argc)
+		return cli_usage(cli, "no rules: give -f FILE or RULE arguments");
+	if (v1 && (ro.audit || ro.force))
+		return cli_usage(cli, "--audit and --force are for cgroup v2 filters");
+	ret = cli_policy_from(cli, &pa, argv + optind, argc - optind, &policy);
+	if (ret)
+		return ret;
+	if (v1) {
+		ret = devcg_replace_v1(cgroup, policy, &err);
+		if (ret >= 0 && cli->json)
+			cli_print_json(json_pack("{s:s, s:b, s:b}", "cgroup", cgroup, "v1", 1,
+						 "deny_all_moment", ret == 1));
+		else if (ret >= 0)
+			printf("%s: devices.list updated%s\n", cgroup,
+			       ret == 1 ? " (the default changed from allow to deny: cgroup v1 "
+					  "cannot do that without a moment of deny-all)" : "");
+	} else {
+		ret = devcg_replace(cgroup, policy, &ro, &err);
+		if (!ret && cli->json)
+			cli_print_json(json_pack("{s:s, s:I, s:I, s:I, s:b}", "cgroup", cgroup, "prog_id",
+						 (json_int_t)ro.prog_id, "replaced_id",
+						 (json_int_t)ro.replaced_id, "exceptions",
+						 (json_int_t)devcg_policy_count(policy), "audit", ro.audit));
+		else if (!ret && ro.replaced_id)
+			printf("%s: program %u replaced by %u (%zu exceptions, default %s)\n", cgroup,
+			       ro.replaced_id, ro.prog_id, devcg_policy_count(policy),
+			       devcg_policy_default_allow(policy) ? "allow" : "deny");
+		else if (!ret)
+			printf("%s: program %u attached (%zu exceptions, default %s)\n", cgroup, ro.prog_id,
+			       devcg_policy_count(policy),
+			       devcg_policy_default_allow(policy) ? "allow" : "deny");
+	}
+	devcg_policy_free(policy);
+	return ret < 0 ? cli_fail(cli, ret, &err) : EXIT_OK;
+}
+
+const struct verb verb_replace = {
+	.name = "replace",
+	.run = run,
+	.summary = "install a policy on a cgroup, swapping the filter atomically",
+	.usage =
+	"Usage: devcg replace [-j] [--audit] [--force] CGROUP [-f FILE]... [RULE]...\n"
+	"       devcg replace --v1 DIR [-f FILE]... [RULE]...\n\n"
+	"Compile the rules (as 'devcg compile' does) into a new filter version, load\n"
+	"it, and swap it in for the cgroup's device program with BPF_F_REPLACE: there\n"
+	"is never a moment with no filter or a deny-all one. CGROUP is a cgroup v2\n"
+	"directory, absolute or relative to the cgroup2 mount. A program attached by\n"
+	"someone else (runc, crun, systemd) is adopted: replaced in its own mode.\n\n"
+	"Options:\n"
+	"  -f, --file FILE  read rules from FILE ('-' for stdin); repeatable, read first\n"
+	"      --audit      the filter reports each denial to its ring buffer (devcg trace)\n"
+	"      --force      replace several device programs: attach ours, then detach them\n"
+	"      --v1         DIR is a cgroup v1 devices directory: write the change to\n"
+	"                   devices.allow/deny as a safe transition (allows first, 'a'\n"
+	"                   only when the default changes)\n"
+	"  -j, --json       print {\"cgroup\", \"prog_id\", \"replaced_id\", ...}\n"
+	"  -h, --help       this help\n\n"
+	"Examples:\n"
+	"  devcg replace /sys/fs/cgroup/mycontainer 'deny a' 'allow c 1:9 rwm'\n"
+	"  devcg replace mycontainer -f config.json\n"
+	"  devcg replace --v1 /sys/fs/cgroup/devices/mycontainer -f rules.txt\n",
+};

@@ -1,0 +1,99 @@
+// devcg show: the live policy of a cgroup, read back from its filter.
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdio.h>
+
+static const char *const mode_names[] = { "exclusive", "override", "multi" };
+
+static json_t *program_json(const struct devcg_program *p)
+{
+	json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:b, s:b}", "id", (json_int_t)p->id, "name",
+			      p->name, "cgroup", p->cgroup, "mode", mode_names[p->mode % 3], "devcg",
+			      p->devcg, "effective", p->effective);
+
+	if (p->devcg) {
+		json_object_set_new(o, "audit", json_boolean(p->audit));
+		json_object_set_new(o, "policy", cli_policy_json(p->policy));
+	}
+	return o;
+}
+
+static int run(struct cli *cli, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct devcg_error err = { 0 };
+	const struct devcg_program *own;
+	struct devcg_state *state;
+	size_t i;
+	int c, ret;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': cli->json = true; break;
+		case 'h': return cli_help(&verb_show);
+		default: return cli_usage(cli, "unknown option");
+		}
+	}
+	if (argc - optind != 1)
+		return cli_usage(cli, "expected one CGROUP");
+	ret = devcg_state_read(argv[optind], &state, &err);
+	if (ret)
+		return cli_fail(cli, ret, &err);
+	own = devcg_state_own(state);
+	if (cli->json) {
+		json_t *progs = json_array();
+
+		for (i = 0; i < devcg_state_count(state); i++)
+			json_array_append_new(progs, program_json(devcg_state_program(state, i)));
+		cli_print_json(json_pack("{s:s, s:o, s:o, s:o}", "cgroup", devcg_state_cgroup(state),
+					 "prog_id", own ? json_integer(own->id) : json_null(),
+					 "policy", own ? cli_policy_json(own->policy) : json_null(),
+					 "programs", progs));
+		devcg_state_free(state);
+		return EXIT_OK;
+	}
+	/* the policy as 'devcg compile' prints it; the rest as comments, so
+	 * that the output can be fed back in */
+	if (own)
+		printf("# %s: devcg program %u, attached %s%s\n", devcg_state_cgroup(state), own->id,
+		       mode_names[own->mode % 3], own->audit ? ", audit on" : "");
+	else
+		printf("# %s: no devcg filter\n", devcg_state_cgroup(state));
+	for (i = 0; i < devcg_state_count(state); i++) {
+		const struct devcg_program *p = devcg_state_program(state, i);
+
+		if (p == own)
+			continue;
+		printf("# %s %s program %u (%s) on %s, attached %s%s\n",
+		       p->effective ? "also applies:" : "attached, not effective:",
+		       p->devcg ? "devcg" : "foreign", p->id, p->name, p->cgroup,
+		       mode_names[p->mode % 3], p->devcg ? "" : "; devcg cannot read its rules");
+	}
+	if (own)
+		cli_print_policy(cli, own->policy);
+	devcg_state_free(state);
+	return EXIT_OK;
+}
+
+const struct verb verb_show = {
+	.name = "show",
+	.run = run,
+	.summary = "print the live policy of a cgroup and what else applies",
+	.usage =
+	"Usage: devcg show [-j] CGROUP\n\n"
+	"Read the policy back from the devcg program attached to CGROUP (no state\n"
+	"files) and print it as 'devcg compile' does, after comment lines that name\n"
+	"the program, its attach mode, foreign device programs on the cgroup, and the\n"
+	"programs on its ancestors that also apply.\n\n"
+	"Options:\n"
+	"  -j, --json  print {\"cgroup\", \"prog_id\", \"policy\", \"programs\": [...]}\n"
+	"  -h, --help  this help\n\n"
+	"Example:\n"
+	"  devcg show /sys/fs/cgroup/mycontainer\n",
+};

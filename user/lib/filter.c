@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * One filter version: the device program with its own exception map,
+ * loaded, filled and frozen before anyone attaches it; and the way back,
+ * reading a policy from an attached program alone.
+ */
+#include "internal.h"
+#include "devcg_abi.h"
+#include "devcg_filter.skel.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#define AUDIT_RING_BYTES (256 * 1024)
+#define VERIFIER_LOG_BYTES (64 * 1024)
+
+static void fill_config(const struct devcg_policy *policy, bool audit, struct devcg_config *cfg)
+{
+	const struct devcg_exception *ex = devcg_policy_exceptions(policy);
+	size_t i, n = devcg_policy_count(policy);
+
+	cfg->magic = DEVCG_MAGIC;
+	cfg->abi = DEVCG_ABI_VERSION;
+	cfg->default_allow = devcg_policy_default_allow(policy);
+	cfg->count = (__u32)n;
+	cfg->audit = audit;
+	cfg->shapes = 0;
+	for (i = 0; i < n; i++)
+		cfg->shapes |= DEVCG_SHAPE_BIT(ex[i].type, ex[i].major == DEVCG_ANY,
+					       ex[i].minor == DEVCG_ANY);
+}
+
+static int fill_map(int map_fd, const struct devcg_policy *policy, struct devcg_error *err)
+{
+	const struct devcg_exception *ex = devcg_policy_exceptions(policy);
+	__u32 i, n = (__u32)devcg_policy_count(policy), count = n;
+	struct devcg_key *keys;
+	struct devcg_value *vals;
+	int ret = 0;
+
+	if (!n)
+		return 0;
+	keys = calloc(n, sizeof(*keys));
+	vals = calloc(n, sizeof(*vals));
+	if (!keys || !vals) {
+		ret = devcg_err(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		keys[i] = (struct devcg_key){ .type = ex[i].type, .major = ex[i].major, .minor = ex[i].minor };
+		vals[i].access = ex[i].access;
+	}
+	/* one syscall for the whole policy */
+	if (bpf_map_update_batch(map_fd, keys, vals, &count, NULL) || count != n)
+		ret = devcg_err(err, -errno ?: -EIO, "cannot fill the exception map: %s",
+				strerror(errno ?: EIO));
+out:
+	free(keys);
+	free(vals);
+	return ret;
+}
+
+int devcg_filter_load(const struct devcg_policy *policy, bool audit, const char *fail_at,
+		      struct devcg_filter_version *out, struct devcg_error *err)
+{
+	size_t n = devcg_policy_count(policy);
+	char *log = calloc(1, VERIFIER_LOG_BYTES);
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .kernel_log_buf = log,
+		    .kernel_log_size = VERIFIER_LOG_BYTES, .kernel_log_level = 1);
+	struct devcg_filter *skel = NULL;
+	struct bpf_prog_info info = { 0 };
+	__u32 info_len = sizeof(info);
+	int ret, map_fd;
+
+	memset(out, 0, sizeof(*out));
+	out->prog_fd = -1;
+	if (!log)
+		return devcg_err(err, -ENOMEM, "out of memory");
+	if (!devcg_policy_exceptions(policy)) {
+		ret = devcg_err(err, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	skel = devcg_filter__open_opts(&open_opts);
+	if (!skel) {
+		ret = devcg_err(err, -errno, "cannot open the device filter: %s", strerror(errno));
+		goto fail;
+	}
+	fill_config(policy, audit, &skel->rodata->cfg);
+	ret = bpf_map__set_max_entries(skel->maps.exceptions, n ? (__u32)n : 1);
+	if (!ret && audit)
+		ret = bpf_map__set_max_entries(skel->maps.audit_events, AUDIT_RING_BYTES);
+	if (ret) {
+		devcg_err(err, ret, "cannot size the filter's maps: %s", strerror(-ret));
+		goto fail;
+	}
+	ret = devcg_fault(fail_at, "load") ? -EIO : devcg_filter__load(skel);
+	if (ret) {
+		size_t len = strlen(log);
+		const char *tail = len > 700 ? log + len - 700 : log;
+
+		devcg_err(err, ret, "cannot load the device filter: %s%s%s", strerror(-ret),
+			  *tail ? "; verifier log:\n" : "", tail);
+		goto fail;
+	}
+	map_fd = bpf_map__fd(skel->maps.exceptions);
+	ret = devcg_fault(fail_at, "fill") ? devcg_err(err, -EIO, "injected failure at fill")
+					   : fill_map(map_fd, policy, err);
+	if (ret)
+		goto fail;
+	/* from here on the policy of this version cannot change */
+	if (devcg_fault(fail_at, "freeze") || bpf_map_freeze(map_fd)) {
+		ret = devcg_err(err, devcg_fault(fail_at, "freeze") ? -EIO : -errno,
+				"cannot freeze the exception map: %s",
+				devcg_fault(fail_at, "freeze") ? "injected failure" : strerror(errno));
+		goto fail;
+	}
+	out->prog_fd = bpf_program__fd(skel->progs.devcg_filter);
+	if (bpf_obj_get_info_by_fd(out->prog_fd, &info, &info_len)) {
+		ret = devcg_err(err, -errno, "cannot read the filter's id: %s", strerror(errno));
+		goto fail;
+	}
+	out->prog_id = info.id;
+	out->skel = skel;
+	free(log);
+	return 0;
+fail:
+	devcg_filter__destroy(skel);
+	free(log);
+	out->prog_fd = -1;
+	return ret;
+}
+
+void devcg_filter_close(struct devcg_filter_version *v)
+{
+	devcg_filter__destroy(v->skel);
+	v->skel = NULL;
+	v->prog_fd = -1;
+}
+
+/* Read the frozen exception map back into a policy. */
+static int read_exceptions(int map_fd, const struct devcg_config *cfg, struct devcg_policy **out,
+			   struct devcg_error *err)
+{
+	struct devcg_exception *ex = calloc(cfg->count ? cfg->count : 1, sizeof(*ex));
+	struct devcg_key key, next;
+	struct devcg_value val;
+	struct devcg_policy *policy = devcg_policy_new();
+	__u32 n = 0;
+	void *prev = NULL;
+	int ret = 0;
+
+	if (!ex || !policy) {
+		ret = devcg_err(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	while (!bpf_map_get_next_key(map_fd, prev, &next)) {
+		if (n == cfg->count) {
+			ret = devcg_err(err, -EBADMSG, "the filter holds more exceptions than it says");
+			goto out;
+		}
+		if (bpf_map_lookup_elem(map_fd, &next, &val)) {
+			ret = devcg_err(err, -errno, "cannot read the exception map: %s", strerror(errno));
+			goto out;
+		}
+		ex[n++] = (struct devcg_exception){ .type = (uint8_t)next.type, .access = (uint8_t)val.access,
+						    .major = next.major, .minor = next.minor };
+		key = next;
+		prev = &key;
+	}
+	if (n != cfg->count) {
+		ret = devcg_err(err, -EBADMSG, "the filter holds %u exceptions, it says %u", n, cfg->count);
+		goto out;
+	}
+	ret = devcg_policy_set(policy, cfg->default_allow, ex, n, err);
+out:
+	free(ex);
+	if (ret)
+		devcg_policy_free(policy);
+	else
+		*out = policy;
+	return ret;
+}
+
+int devcg_filter_read(int prog_fd, struct devcg_policy **policy, bool *audit, struct devcg_error *err)
+{
+	struct bpf_prog_info info = { 0 };
+	__u32 info_len = sizeof(info), map_ids[8], i;
+	struct devcg_config cfg = { 0 };
+	int cfg_fd = -1, exc_fd = -1, ret = 0;
+
+	info.nr_map_ids = 8;
+	info.map_ids = (__u64)(unsigned long)map_ids;
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &info_len))
+		return devcg_err(err, -errno, "cannot read program info: %s", strerror(errno));
+	if (info.type != BPF_PROG_TYPE_CGROUP_DEVICE || strcmp(info.name, DEVCG_PROG_NAME) ||
+	    info.nr_map_ids > 8)
+		return 0;
+	for (i = 0; i < info.nr_map_ids; i++) {
+		struct bpf_map_info mi = { 0 };
+		__u32 mi_len = sizeof(mi);
+		int fd = bpf_map_get_fd_by_id(map_ids[i]);
+
+		if (fd < 0)
+			continue;
+		if (bpf_obj_get_info_by_fd(fd, &mi, &mi_len)) {
+			close(fd);
+			continue;
+		}
+		if (mi.type == BPF_MAP_TYPE_ARRAY && mi.value_size == sizeof(cfg) && cfg_fd < 0 &&
+		    strstr(mi.name, ".rodata"))
+			cfg_fd = fd;
+		else if (mi.type == BPF_MAP_TYPE_HASH && !strcmp(mi.name, "exceptions") &&
+			 mi.key_size == sizeof(struct devcg_key) &&
+			 mi.value_size == sizeof(struct devcg_value) && exc_fd < 0)
+			exc_fd = fd;
+		else
+			close(fd);
+	}
+	if (cfg_fd >= 0 && exc_fd >= 0 && !bpf_map_lookup_elem(cfg_fd, &(__u32){ 0 }, &cfg) &&
+	    cfg.magic == DEVCG_MAGIC) {
+		ret = 1;
+		if (cfg.abi != DEVCG_ABI_VERSION)
+			ret = devcg_err(err, -EPROTO, "program %u is a devcg filter of ABI %u (this is %u)",
+					info.id, cfg.abi, DEVCG_ABI_VERSION);
+		else if (policy && (ret = read_exceptions(exc_fd, &cfg, policy, err)) == 0)
+			ret = 1;
+		if (audit)
+			*audit = cfg.audit;
+	}
+	if (cfg_fd >= 0)
+		close(cfg_fd);
+	if (exc_fd >= 0)
+		close(exc_fd);
+	return ret;
+}

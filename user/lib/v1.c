@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * cgroup v1 hosts: move a devices cgroup to a new policy by writes that
+ * never take away a device both the old and the new policy allow. The
+ * current state comes from devices.list, which shows the exceptions of a
+ * default-deny cgroup but only "a *:* rwm" for a default-allow one
+ * (devcgroup_seq_show() in security/device_cgroup.c).
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include <linux/magic.h>
+
+static int write_rule(const char *dir, const struct devcg_rule *r, struct devcg_error *err)
+{
+	char path[4200], line[64];
+	const char *text;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir,
+		 r->verb == DEVCG_VERB_ALLOW ? "devices.allow" : "devices.deny");
+	devcg_rule_format(r, line, sizeof(line));
+	text = strchr(line, ' ') + 1; /* the kernel takes the rule without its verb */
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return devcg_err(err, -errno, "%s: %s", path, strerror(errno));
+	n = write(fd, text, strlen(text));
+	close(fd);
+	if (n < 0)
+		return devcg_err(err, -errno, "%s: writing '%s': %s", path, text, strerror(errno));
+	return 0;
+}
+
+/* The current policy when the default is deny; *visible false when allow. */
+static int read_list(const char *dir, struct devcg_policy **out, bool *visible,
+		     struct devcg_error *err)
+{
+	struct devcg_rules *rules = devcg_rules_new();
+	struct devcg_policy *policy = devcg_policy_new();
+	struct devcg_rule deny_all = { .verb = DEVCG_VERB_DENY, .type = DEVCG_ALL,
+				       .access = DEVCG_ACC_ALL, .major = DEVCG_ANY, .minor = DEVCG_ANY };
+	char path[4200];
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/devices.list", dir);
+	ret = rules && policy ? 0 : devcg_err(err, -ENOMEM, "out of memory");
+	if (!ret)
+		ret = devcg_rules_add(rules, &deny_all, err);
+	if (!ret)
+		ret = devcg_rules_parse_file(rules, path, NULL, err);
+	/* "a *:* rwm" after our "deny a" turns the default back to allow */
+	if (!ret)
+		ret = devcg_policy_apply_all(policy, rules, err);
+	devcg_rules_free(rules);
+	if (ret) {
+		devcg_policy_free(policy);
+		return ret;
+	}
+	*visible = !devcg_policy_default_allow(policy);
+	*out = policy;
+	return 0;
+}
+
+int devcg_replace_v1(const char *dir, const struct devcg_policy *target, struct devcg_error *err)
+{
+	const struct devcg_exception *want = devcg_policy_exceptions(target), *have;
+	bool target_allow = devcg_policy_default_allow(target), visible;
+	size_t i, nwant = devcg_policy_count(target), nhave;
+	struct devcg_policy *cur, *check;
+	struct statfs sfs;
+	int ret, deny_all_moment = 0;
+	struct devcg_rule r;
+
+	if (statfs(dir, &sfs))
+		return devcg_err(err, -errno, "%s: %s", dir, strerror(errno));
+	if (sfs.f_type != CGROUP_SUPER_MAGIC)
+		return devcg_err(err, -ENOTDIR, "%s is not a cgroup v1 directory", dir);
+	ret = read_list(dir, &cur, &visible, err);
+	if (ret)
+		return devcg_err_wrap(err, ret, "%s is not a cgroup v1 devices directory", dir);
+	if (!want) {
+		devcg_policy_free(cur);
+		return devcg_err(err, -ENOMEM, "out of memory");
+	}
+
+	if (!visible || target_allow != devcg_policy_default_allow(cur)) {
+		/*
+		 * The default must change, or a default-allow cgroup hides its
+		 * exceptions: only 'a' gets to a known state. To allow-all this
+		 * widens for a moment; to deny-all it is the one unavoidable
+		 * window of cgroup v1, reported to the caller.
+		 */
+		r = (struct devcg_rule){ .verb = target_allow ? DEVCG_VERB_ALLOW : DEVCG_VERB_DENY,
+					 .type = DEVCG_ALL, .access = DEVCG_ACC_ALL,
+					 .major = DEVCG_ANY, .minor = DEVCG_ANY };
+		deny_all_moment = !target_allow;
+		ret = write_rule(dir, &r, err);
+		devcg_policy_free(cur);
+		cur = devcg_policy_new();
+		if (!ret && !cur)
+			ret = devcg_err(err, -ENOMEM, "out of memory");
+		if (!ret)
+			ret = devcg_policy_apply(cur, &r, err);
+		if (ret)
+			goto out;
+	}
+	/* first the writes that add exceptions of the target (on default deny,
+	 * these are allows: nothing is taken away) */
+	for (i = 0; !ret && i < nwant; i++) {
+		r = (struct devcg_rule){ .verb = target_allow ? DEVCG_VERB_DENY : DEVCG_VERB_ALLOW,
+					 .type = want[i].type, .access = want[i].access,
+					 .major = want[i].major, .minor = want[i].minor };
+		ret = write_rule(dir, &r, err);
+		if (!ret)
+			ret = devcg_policy_apply(cur, &r, err);
+	}
+	/* then trim what the target does not have, exact key by exact key */
+	have = devcg_policy_exceptions(cur);
+	nhave = devcg_policy_count(cur);
+	{
+		struct devcg_exception *copy = calloc(nhave ? nhave : 1, sizeof(*copy));
+
+		if (!copy && !ret)
+			ret = devcg_err(err, -ENOMEM, "out of memory");
+		if (copy && have)
+			memcpy(copy, have, nhave * sizeof(*copy));
+		for (i = 0; !ret && copy && i < nhave; i++) {
+			uint8_t keep = 0;
+			size_t j;
+
+			for (j = 0; j < nwant; j++)
+				if (!devcg_exception_cmp(&want[j], &copy[i]))
+					keep = want[j].access;
+			if (!(copy[i].access & ~keep))
+				continue;
+			r = (struct devcg_rule){ .verb = target_allow ? DEVCG_VERB_ALLOW : DEVCG_VERB_DENY,
+						 .type = copy[i].type, .access = copy[i].access & ~keep,
+						 .major = copy[i].major, .minor = copy[i].minor };
+			ret = write_rule(dir, &r, err);
+			if (!ret)
+				ret = devcg_policy_apply(cur, &r, err);
+		}
+		free(copy);
+	}
+	if (ret)
+		goto out;
+	/* what the kernel now lists must be the target (when it can show it) */
+	if (!target_allow) {
+		ret = read_list(dir, &check, &visible, err);
+		if (!ret) {
+			if (!devcg_policy_equal(check, target))
+				ret = devcg_err(err, -EPROTO, "%s: devices.list does not match the policy "
+						"after the transition", dir);
+			devcg_policy_free(check);
+		}
+	}
+out:
+	devcg_policy_free(cur);
+	return ret ? ret : deny_all_moment;
+}
