@@ -37,7 +37,7 @@ KERNEL_SRCS := tests/harness.c tests/scratch.c $(wildcard tests/kernel/*.c)
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: $(BUILD)/devcg $(BUILD)/libdevcg.a $(BUILD)/libdevcg.so
+all: $(BUILD)/devcg $(BUILD)/libdevcg.a $(BUILD)/libdevcg.so $(BUILD)/devcg-reader
 
 deps:
 	$(Q)tools/deps.sh
@@ -75,6 +75,10 @@ $(BUILD)/devcg: $(CLI_OBJS) $(BUILD)/libdevcg.a
 	$(call msg,LD,$@)
 	$(Q)$(CC) -o $@ $(CLI_OBJS) $(BUILD)/libdevcg.a $(LDLIBS)
 
+$(BUILD)/devcg-reader: tools/reader.c | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -o $@ $<
+
 # Tests link the library's objects directly (hidden symbols included).
 $(BUILD)/tests/unit: $(UNIT_SRCS) tests/harness.h $(LIB_OBJS) | $(BUILD)/tests
 	$(call msg,CC,$@)
@@ -101,7 +105,7 @@ fuzz: $(BUILD)/fuzz-parse
 		$(BUILD)/fuzz-corpus tests/fuzz/corpus
 
 unit-test: $(BUILD)/tests/unit $(BUILD)/asan/unit $(BUILD)/devcg
-kernel-test: $(BUILD)/tests/kernel $(BUILD)/devcg
+kernel-test: $(BUILD)/tests/kernel $(BUILD)/devcg $(BUILD)/devcg-reader
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory unit-test kernel-test
