@@ -18,10 +18,10 @@
 #define AUDIT_RING_BYTES (256 * 1024)
 #define VERIFIER_LOG_BYTES (64 * 1024)
 
-static void fill_config(const struct devcg_policy *policy, bool audit, struct devcg_config *cfg)
+static void fill_config(const struct devcg_policy *policy, const struct devcg_exception *ex,
+			size_t n, bool audit, struct devcg_config *cfg)
 {
-	const struct devcg_exception *ex = devcg_policy_exceptions(policy);
-	size_t i, n = devcg_policy_count(policy);
+	size_t i;
 
 	cfg->magic = DEVCG_MAGIC;
 	cfg->abi = DEVCG_ABI_VERSION;
@@ -34,10 +34,9 @@ static void fill_config(const struct devcg_policy *policy, bool audit, struct de
 					       ex[i].minor == DEVCG_ANY);
 }
 
-static int fill_map(int map_fd, const struct devcg_policy *policy, struct devcg_error *err)
+static int fill_map(int map_fd, const struct devcg_exception *ex, __u32 n, struct devcg_error *err)
 {
-	const struct devcg_exception *ex = devcg_policy_exceptions(policy);
-	__u32 i, n = (__u32)devcg_policy_count(policy), count = n;
+	__u32 i, count = n;
 	struct devcg_key *keys;
 	struct devcg_value *vals;
 	int ret = 0;
@@ -72,6 +71,7 @@ int devcg_filter_load(const struct devcg_policy *policy, bool audit, const char 
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .kernel_log_buf = log,
 		    .kernel_log_size = VERIFIER_LOG_BYTES, .kernel_log_level = 1);
 	struct devcg_filter *skel = NULL;
+	struct devcg_exception *ex = NULL;
 	struct bpf_prog_info info = { 0 };
 	__u32 info_len = sizeof(info);
 	int ret, map_fd;
@@ -80,16 +80,18 @@ int devcg_filter_load(const struct devcg_policy *policy, bool audit, const char 
 	out->prog_fd = -1;
 	if (!log)
 		return devcg_err(err, -ENOMEM, "out of memory");
-	if (!devcg_policy_exceptions(policy)) {
+	ex = calloc(n ? n : 1, sizeof(*ex));
+	if (!ex) {
 		ret = devcg_err(err, -ENOMEM, "out of memory");
 		goto fail;
 	}
+	devcg_policy_collect(policy, ex);
 	skel = devcg_filter__open_opts(&open_opts);
 	if (!skel) {
 		ret = devcg_err(err, -errno, "cannot open the device filter: %s", strerror(errno));
 		goto fail;
 	}
-	fill_config(policy, audit, &skel->rodata->cfg);
+	fill_config(policy, ex, n, audit, &skel->rodata->cfg);
 	ret = bpf_map__set_max_entries(skel->maps.exceptions, n ? (__u32)n : 1);
 	if (!ret && audit)
 		ret = bpf_map__set_max_entries(skel->maps.audit_events, AUDIT_RING_BYTES);
@@ -108,7 +110,7 @@ int devcg_filter_load(const struct devcg_policy *policy, bool audit, const char 
 	}
 	map_fd = bpf_map__fd(skel->maps.exceptions);
 	ret = devcg_fault(fail_at, "fill") ? devcg_err(err, -EIO, "injected failure at fill")
-					   : fill_map(map_fd, policy, err);
+					   : fill_map(map_fd, ex, (__u32)n, err);
 	if (ret)
 		goto fail;
 	/* from here on the policy of this version cannot change */
@@ -125,10 +127,12 @@ int devcg_filter_load(const struct devcg_policy *policy, bool audit, const char 
 	}
 	out->prog_id = info.id;
 	out->skel = skel;
+	free(ex);
 	free(log);
 	return 0;
 fail:
 	devcg_filter__destroy(skel);
+	free(ex);
 	free(log);
 	out->prog_fd = -1;
 	return ret;

@@ -36,6 +36,16 @@ static inline int devcg_exception_cmp(const struct devcg_exception *a,
 	return 0;
 }
 
+/*
+ * Copy the exceptions, in no particular order, to OUT (room for
+ * devcg_policy_count()); returns how many. Unlike devcg_policy_exceptions()
+ * it only reads the policy, so threads may share one policy through it.
+ */
+size_t devcg_policy_collect(const struct devcg_policy *policy, struct devcg_exception *out);
+
+/* The access of the exception with exactly KEY's type, major and minor (0: none). */
+uint8_t devcg_policy_access_of(const struct devcg_policy *policy, const struct devcg_exception *key);
+
 /* Read a whole file (or stdin for "-") into a NUL-terminated buffer. */
 int devcg_read_file(const char *path, char **buf, size_t *len, struct devcg_error *err);
 

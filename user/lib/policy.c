@@ -276,6 +276,23 @@ size_t devcg_policy_count(const struct devcg_policy *p)
 	return p->live;
 }
 
+uint8_t devcg_policy_access_of(const struct devcg_policy *p, const struct devcg_exception *key)
+{
+	const struct slot *s = find(p, key);
+
+	return s ? s->ex.access : 0;
+}
+
+size_t devcg_policy_collect(const struct devcg_policy *p, struct devcg_exception *out)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < p->cap; i++)
+		if (p->tab[i].state == SLOT_USED)
+			out[n++] = p->tab[i].ex;
+	return n;
+}
+
 static int cmp_exception(const void *a, const void *b)
 {
 	return devcg_exception_cmp(a, b);
@@ -285,16 +302,14 @@ const struct devcg_exception *devcg_policy_exceptions(const struct devcg_policy 
 {
 	struct devcg_policy *p = (struct devcg_policy *)cp; /* the cache only */
 	struct devcg_exception *v;
-	size_t i, n = 0;
+	size_t n;
 
 	if (p->sorted_valid)
 		return p->sorted;
 	v = realloc(p->sorted, (p->live ? p->live : 1) * sizeof(*v));
 	if (!v)
 		return NULL;
-	for (i = 0; i < p->cap; i++)
-		if (p->tab[i].state == SLOT_USED)
-			v[n++] = p->tab[i].ex;
+	n = devcg_policy_collect(p, v);
 	qsort(v, n, sizeof(*v), cmp_exception);
 	p->sorted = v;
 	p->sorted_valid = true;

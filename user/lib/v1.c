@@ -68,15 +68,24 @@ static int read_list(const char *dir, struct devcg_policy **out, bool *visible,
 	return 0;
 }
 
+/* Write R and keep CUR in step with what the kernel now holds. */
+static int write_and_apply(const char *dir, struct devcg_policy *cur, const struct devcg_rule *r,
+			   struct devcg_error *err)
+{
+	return write_rule(dir, r, err) ?: devcg_policy_apply(cur, r, err);
+}
+
 int devcg_replace_v1(const char *dir, const struct devcg_policy *target, struct devcg_error *err)
 {
-	const struct devcg_exception *want = devcg_policy_exceptions(target), *have;
 	bool target_allow = devcg_policy_default_allow(target), visible;
+	/* on default deny the exceptions are allows, on default allow denies */
+	uint8_t add = target_allow ? DEVCG_VERB_DENY : DEVCG_VERB_ALLOW;
+	uint8_t trim = target_allow ? DEVCG_VERB_ALLOW : DEVCG_VERB_DENY;
 	size_t i, nwant = devcg_policy_count(target), nhave;
+	struct devcg_exception *want = NULL, *have = NULL;
 	struct devcg_policy *cur, *check;
 	struct statfs sfs;
 	int ret, deny_all_moment = 0;
-	struct devcg_rule r;
 
 	if (statfs(dir, &sfs))
 		return devcg_err(err, -errno, "%s: %s", dir, strerror(errno));
@@ -85,83 +94,62 @@ int devcg_replace_v1(const char *dir, const struct devcg_policy *target, struct 
 	ret = read_list(dir, &cur, &visible, err);
 	if (ret)
 		return devcg_err_wrap(err, ret, "%s is not a cgroup v1 devices directory", dir);
-	if (!want) {
-		devcg_policy_free(cur);
-		return devcg_err(err, -ENOMEM, "out of memory");
-	}
 
 	if (!visible || target_allow != devcg_policy_default_allow(cur)) {
 		/*
 		 * The default must change, or a default-allow cgroup hides its
-		 * exceptions: only 'a' gets to a known state. To allow-all this
-		 * widens for a moment; to deny-all it is the one unavoidable
-		 * window of cgroup v1, reported to the caller.
+		 * exceptions: only 'a' gets to a known state. Towards allow this
+		 * widens for a moment; towards deny it is the one window cgroup v1
+		 * cannot avoid, reported to the caller.
 		 */
-		r = (struct devcg_rule){ .verb = target_allow ? DEVCG_VERB_ALLOW : DEVCG_VERB_DENY,
-					 .type = DEVCG_ALL, .access = DEVCG_ACC_ALL,
-					 .major = DEVCG_ANY, .minor = DEVCG_ANY };
+		struct devcg_rule r = { .verb = target_allow ? DEVCG_VERB_ALLOW : DEVCG_VERB_DENY,
+					.type = DEVCG_ALL, .access = DEVCG_ACC_ALL,
+					.major = DEVCG_ANY, .minor = DEVCG_ANY };
+
 		deny_all_moment = !target_allow;
-		ret = write_rule(dir, &r, err);
-		devcg_policy_free(cur);
-		cur = devcg_policy_new();
-		if (!ret && !cur)
-			ret = devcg_err(err, -ENOMEM, "out of memory");
-		if (!ret)
-			ret = devcg_policy_apply(cur, &r, err);
+		ret = write_and_apply(dir, cur, &r, err);
 		if (ret)
 			goto out;
 	}
-	/* first the writes that add exceptions of the target (on default deny,
-	 * these are allows: nothing is taken away) */
+	want = calloc(nwant ? nwant : 1, sizeof(*want));
+	if (!want) {
+		ret = devcg_err(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	devcg_policy_collect(target, want);
+	/* first every exception of the target: on default deny these are
+	 * allows, so nothing allowed before is taken away */
 	for (i = 0; !ret && i < nwant; i++) {
-		r = (struct devcg_rule){ .verb = target_allow ? DEVCG_VERB_DENY : DEVCG_VERB_ALLOW,
-					 .type = want[i].type, .access = want[i].access,
-					 .major = want[i].major, .minor = want[i].minor };
-		ret = write_rule(dir, &r, err);
-		if (!ret)
-			ret = devcg_policy_apply(cur, &r, err);
+		struct devcg_rule r = { .verb = add, .type = want[i].type, .access = want[i].access,
+					.major = want[i].major, .minor = want[i].minor };
+
+		ret = write_and_apply(dir, cur, &r, err);
 	}
 	/* then trim what the target does not have, exact key by exact key */
-	have = devcg_policy_exceptions(cur);
 	nhave = devcg_policy_count(cur);
-	{
-		struct devcg_exception *copy = calloc(nhave ? nhave : 1, sizeof(*copy));
+	have = ret ? NULL : calloc(nhave ? nhave : 1, sizeof(*have));
+	if (!ret && !have)
+		ret = devcg_err(err, -ENOMEM, "out of memory");
+	if (!ret)
+		devcg_policy_collect(cur, have);
+	for (i = 0; !ret && i < nhave; i++) {
+		uint8_t extra = have[i].access & ~devcg_policy_access_of(target, &have[i]);
+		struct devcg_rule r = { .verb = trim, .type = have[i].type, .access = extra,
+					.major = have[i].major, .minor = have[i].minor };
 
-		if (!copy && !ret)
-			ret = devcg_err(err, -ENOMEM, "out of memory");
-		if (copy && have)
-			memcpy(copy, have, nhave * sizeof(*copy));
-		for (i = 0; !ret && copy && i < nhave; i++) {
-			uint8_t keep = 0;
-			size_t j;
-
-			for (j = 0; j < nwant; j++)
-				if (!devcg_exception_cmp(&want[j], &copy[i]))
-					keep = want[j].access;
-			if (!(copy[i].access & ~keep))
-				continue;
-			r = (struct devcg_rule){ .verb = target_allow ? DEVCG_VERB_ALLOW : DEVCG_VERB_DENY,
-						 .type = copy[i].type, .access = copy[i].access & ~keep,
-						 .major = copy[i].major, .minor = copy[i].minor };
-			ret = write_rule(dir, &r, err);
-			if (!ret)
-				ret = devcg_policy_apply(cur, &r, err);
-		}
-		free(copy);
+		if (extra)
+			ret = write_and_apply(dir, cur, &r, err);
 	}
-	if (ret)
-		goto out;
-	/* what the kernel now lists must be the target (when it can show it) */
-	if (!target_allow) {
-		ret = read_list(dir, &check, &visible, err);
-		if (!ret) {
-			if (!devcg_policy_equal(check, target))
-				ret = devcg_err(err, -EPROTO, "%s: devices.list does not match the policy "
-						"after the transition", dir);
-			devcg_policy_free(check);
-		}
+	/* what the kernel now lists must be the target, where it shows it */
+	if (!ret && !target_allow && !(ret = read_list(dir, &check, &visible, err))) {
+		if (!devcg_policy_equal(check, target))
+			ret = devcg_err(err, -EPROTO, "%s: devices.list does not match the policy "
+					"after the transition", dir);
+		devcg_policy_free(check);
 	}
 out:
+	free(want);
+	free(have);
 	devcg_policy_free(cur);
 	return ret ? ret : deny_all_moment;
 }
