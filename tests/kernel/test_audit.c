@@ -1,0 +1,119 @@
+/*
+ * --audit: the filter reports each denial to its ring buffer, with the
+ * device, the access and the exception that decided.
+ */
+#include "devcg.h"
+#include "devcg_abi.h"
+#include "harness.h"
+#include "scratch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+static struct devcg_audit_event seen[64];
+static int nseen;
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	(void)ctx;
+	if (size >= sizeof(seen[0]) && nseen < 64)
+		memcpy(&seen[nseen++], data, sizeof(seen[0]));
+	return 0;
+}
+
+/* The audit ring buffer of program ID, as an fd. */
+static int audit_ring(uint32_t id)
+{
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info), maps[8];
+	int fd = bpf_prog_get_fd_by_id(id), ring = -1;
+
+	CHECK(fd >= 0);
+	info.nr_map_ids = 8;
+	info.map_ids = (__u64)(unsigned long)maps;
+	CHECK(!bpf_obj_get_info_by_fd(fd, &info, &len));
+	for (__u32 i = 0; i < info.nr_map_ids && ring < 0; i++) {
+		struct bpf_map_info mi = { 0 };
+		__u32 mlen = sizeof(mi);
+		int m = bpf_map_get_fd_by_id(maps[i]);
+
+		CHECK(m >= 0 && !bpf_obj_get_info_by_fd(m, &mi, &mlen));
+		if (mi.type == BPF_MAP_TYPE_RINGBUF)
+			ring = m;
+		else
+			close(m);
+	}
+	close(fd);
+	CHECK(ring >= 0);
+	return ring;
+}
+
+static int open_urandom(void *arg)
+{
+	int fd = open("/dev/urandom", (int)(long)arg);
+
+	return fd < 0 && errno == EPERM ? 0 : 1;
+}
+
+static void audited(const char *rules, bool audit, int flags)
+{
+	struct devcg_rules *list = devcg_rules_new();
+	struct devcg_policy *p = devcg_policy_new();
+	DEVCG_OPTS(devcg_replace_opts, o, .audit = audit);
+	struct devcg_error err = { 0 };
+	struct ring_buffer *rb;
+	char cg[4096];
+	int ring;
+
+	if (geteuid() != 0 || !scratch_cgroup2_root())
+		SKIP("needs root and cgroup2");
+	CHECK(!devcg_rules_parse(list, rules, strlen(rules), "test", NULL, NULL));
+	CHECK(!devcg_policy_apply_all(p, list, NULL));
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	CHECK_MSG(!devcg_replace(cg, p, &o, &err), "%s", err.msg);
+	ring = audit_ring(o.prog_id);
+	rb = ring_buffer__new(ring, on_event, NULL, NULL);
+	CHECK(rb != NULL);
+	nseen = 0;
+	/* the open must be refused (EPERM) for the run to count */
+	CHECK_INT(scratch_run(cg, open_urandom, (void *)(long)flags), 0);
+	ring_buffer__consume(rb);
+	ring_buffer__free(rb);
+	close(ring);
+	devcg_rules_free(list);
+	devcg_policy_free(p);
+}
+
+TEST(audit_reports_a_default_deny_with_device_and_access)
+{
+	audited("deny a\nallow c 1:3 rwm\n", true, O_RDONLY);
+	CHECK_INT(nseen, 1);
+	CHECK_INT(seen[0].type, DEVCG_CHAR);
+	CHECK_INT(seen[0].major, 1);
+	CHECK_INT(seen[0].minor, 9);
+	CHECK_INT(seen[0].access, DEVCG_ACC_READ);
+	CHECK_INT(seen[0].decided, 0);
+	CHECK(seen[0].pid != 0 && seen[0].cgroup_id != 0);
+}
+
+TEST(audit_names_the_exception_that_denied)
+{
+	audited("allow a\ndeny c 1:* w\n", true, O_RDWR);
+	CHECK_INT(nseen, 1);
+	CHECK_INT(seen[0].access, DEVCG_ACC_READ | DEVCG_ACC_WRITE);
+	CHECK_INT(seen[0].decided, 1);
+	CHECK_INT(seen[0].decider.major, 1);
+	CHECK_INT(seen[0].decider.minor, 0xffffffff);
+	CHECK_INT(seen[0].decider_access, DEVCG_ACC_WRITE);
+}
+
+TEST(without_audit_a_denial_reports_nothing)
+{
+	audited("deny a\nallow c 1:3 rwm\n", false, O_RDONLY);
+	CHECK_INT(nseen, 0);
+}
