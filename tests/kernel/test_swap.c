@@ -544,3 +544,53 @@ TEST(check_names_the_ancestor_that_denies)
 	devcg_policy_free(parent_p);
 	devcg_policy_free(child_p);
 }
+
+#include <pthread.h>
+
+struct thread_job {
+	char cg[4096];
+	const struct devcg_policy *a, *b;
+	int failures;
+};
+
+static void *replace_many(void *arg)
+{
+	struct thread_job *job = arg;
+
+	for (int i = 0; i < 50; i++) {
+		struct devcg_error err = { 0 };
+
+		if (devcg_replace(job->cg, i % 2 ? job->a : job->b, NULL, &err))
+			job->failures++;
+	}
+	return NULL;
+}
+
+TEST(threads_replace_on_different_cgroups_sharing_one_policy)
+{
+	struct devcg_policy *a = policy_of(POLICY_A), *b = policy_of(POLICY_B);
+	struct thread_job jobs[4];
+	pthread_t t[4];
+
+	need_v2();
+	for (int i = 0; i < 4; i++) {
+		jobs[i] = (struct thread_job){ .a = a, .b = b };
+		CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), jobs[i].cg, sizeof(jobs[i].cg)));
+	}
+	for (int i = 0; i < 4; i++)
+		CHECK(!pthread_create(&t[i], NULL, replace_many, &jobs[i]));
+	for (int i = 0; i < 4; i++) {
+		struct devcg_state *s;
+
+		CHECK(!pthread_join(t[i], NULL));
+		CHECK_INT(jobs[i].failures, 0);
+		CHECK(!devcg_state_read(jobs[i].cg, &s, NULL));
+		CHECK(devcg_state_own(s) != NULL);
+		/* the last of the 50 swaps (i = 49) installed a */
+		CHECK(devcg_policy_equal(devcg_state_own(s)->policy, a));
+		CHECK(!devcg_policy_equal(devcg_state_own(s)->policy, b));
+		devcg_state_free(s);
+	}
+	devcg_policy_free(a);
+	devcg_policy_free(b);
+}
