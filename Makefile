@@ -46,9 +46,14 @@ $(BUILD) $(BUILD)/lib $(BUILD)/cli $(BUILD)/tests $(BUILD)/asan:
 	$(Q)mkdir -p $@
 
 # BPF: clang -> object -> skeleton header embedded in the library.
-$(BUILD)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) | $(BUILD)
+# The running kernel's types, for the trace programs (CO-RE).
+$(BUILD)/vmlinux.h: | $(BUILD)
+	$(call msg,GEN,$@)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(BUILD)/vmlinux.h | $(BUILD)
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) -target bpf -O2 -g -Wall -Werror -D__TARGET_ARCH_x86 -Ibpf -Iinclude -I/usr/include/$(shell uname -m)-linux-gnu -c $< -o $@
+	$(Q)$(CLANG) -target bpf -O2 -g -Wall -Werror -D__TARGET_ARCH_x86 -Ibpf -Iinclude -I$(BUILD) -I/usr/include/$(shell uname -m)-linux-gnu -c $< -o $@
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)

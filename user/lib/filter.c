@@ -63,8 +63,8 @@ out:
 	return ret;
 }
 
-int devcg_filter_load(const struct devcg_policy *policy, bool audit, const char *fail_at,
-		      struct devcg_filter_version *out, struct devcg_error *err)
+int devcg_filter_load(const struct devcg_policy *policy, bool audit, int audit_ring,
+		      const char *fail_at, struct devcg_filter_version *out, struct devcg_error *err)
 {
 	size_t n = devcg_policy_count(policy);
 	char *log = calloc(1, VERIFIER_LOG_BYTES);
@@ -93,7 +93,11 @@ int devcg_filter_load(const struct devcg_policy *policy, bool audit, const char 
 	}
 	fill_config(policy, ex, n, audit, &skel->rodata->cfg);
 	ret = bpf_map__set_max_entries(skel->maps.exceptions, n ? (__u32)n : 1);
-	if (!ret && audit)
+	/* a new version keeps the audit ring of the one it replaces, so that
+	 * a reader (devcg trace) follows the cgroup across swaps */
+	if (!ret && audit && audit_ring >= 0)
+		ret = bpf_map__reuse_fd(skel->maps.audit_events, audit_ring);
+	else if (!ret && audit)
 		ret = bpf_map__set_max_entries(skel->maps.audit_events, AUDIT_RING_BYTES);
 	if (ret) {
 		devcg_err(err, ret, "cannot size the filter's maps: %s", strerror(-ret));
@@ -143,6 +147,30 @@ void devcg_filter_close(struct devcg_filter_version *v)
 	devcg_filter__destroy(v->skel);
 	v->skel = NULL;
 	v->prog_fd = -1;
+}
+
+int devcg_filter_audit_ring(int prog_fd)
+{
+	struct bpf_prog_info info = { 0 };
+	__u32 info_len = sizeof(info), map_ids[8], i;
+
+	info.nr_map_ids = 8;
+	info.map_ids = (__u64)(unsigned long)map_ids;
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &info_len))
+		return -errno;
+	for (i = 0; i < info.nr_map_ids && i < 8; i++) {
+		struct bpf_map_info mi = { 0 };
+		__u32 mi_len = sizeof(mi);
+		int fd = bpf_map_get_fd_by_id(map_ids[i]);
+
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &mi, &mi_len) && mi.type == BPF_MAP_TYPE_RINGBUF &&
+		    !strcmp(mi.name, "audit_events"))
+			return fd;
+		close(fd);
+	}
+	return -ENOENT;
 }
 
 /* Read the frozen exception map back into a policy. */

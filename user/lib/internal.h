@@ -80,8 +80,11 @@ struct devcg_filter_version {
 	void *skel; /* struct devcg_filter */
 };
 
-int devcg_filter_load(const struct devcg_policy *policy, bool audit, const char *fail_at,
-		      struct devcg_filter_version *out, struct devcg_error *err);
+/* AUDIT_RING: an audit ring buffer to share (from the version replaced), or -1. */
+int devcg_filter_load(const struct devcg_policy *policy, bool audit, int audit_ring,
+		      const char *fail_at, struct devcg_filter_version *out, struct devcg_error *err);
+/* The audit ring buffer of a devcg filter, as a new fd, or a negative errno. */
+int devcg_filter_audit_ring(int prog_fd);
 void devcg_filter_close(struct devcg_filter_version *v);
 /*
  * Is PROG_FD a devcg filter? Returns 1 and, when POLICY is non-NULL, its

@@ -27,6 +27,7 @@ struct attached {
 	uint32_t ids[MAX_PROGS];
 	int fds[MAX_PROGS];
 	bool devcg[MAX_PROGS];
+	bool audit[MAX_PROGS];
 };
 
 static const char *why(int code)
@@ -76,7 +77,7 @@ static int query_attached(int cg_fd, struct attached *a, struct devcg_error *err
 			return devcg_err(err, ret == -ENOENT ? -EAGAIN : ret,
 					 "cannot open program %u: %s", a->ids[i], why(ret));
 		}
-		ret = devcg_filter_read(a->fds[i], NULL, NULL, err);
+		ret = devcg_filter_read(a->fds[i], NULL, &a->audit[i], err);
 		if (ret < 0) {
 			attached_close(a);
 			return ret;
@@ -122,7 +123,8 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 	bool force = DEVCG_OPT(opts, devcg_replace_opts, force, false);
 	struct devcg_filter_version v = { .prog_fd = -1 };
 	struct attached before, after;
-	int target = -1, ret, i;
+	int target = -1, ring, ret, i;
+	bool audit;
 	char ids[512];
 
 	if (devcg_fault(fail_at, "query"))
@@ -148,8 +150,11 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 	if (target < 0 && before.n)
 		target = 0; /* adopt the foreign program */
 
-	ret = devcg_filter_load(policy, DEVCG_OPT(opts, devcg_replace_opts, audit, false), fail_at,
-				&v, err);
+	audit = DEVCG_OPT(opts, devcg_replace_opts, audit, false);
+	ring = audit && target >= 0 && before.audit[target] ? devcg_filter_audit_ring(before.fds[target]) : -1;
+	ret = devcg_filter_load(policy, audit, ring, fail_at, &v, err);
+	if (ring >= 0)
+		close(ring);
 	if (ret)
 		goto out;
 	if (devcg_fault(fail_at, "attach")) {

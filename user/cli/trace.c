@@ -1,0 +1,759 @@
+// devcg trace: device-permission jitter, and the writes that caused it.
+#include "cli.h"
+#include "trace.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+
+enum only { ONLY_ALL, ONLY_GAP, ONLY_WRITES, ONLY_DENIALS };
+
+struct session {
+	struct cli *cli;
+	struct devcg_tracer *tracer;
+	struct devcg_cgpaths *paths;
+	struct devcg_gaps *gaps;
+	uint64_t start_ns;
+	enum only only;
+	long pid;
+	const char *comm;
+	const char *cgroup;
+	uint64_t counts[6];
+	/* events wait here until they are REORDER_NS old, so that those of
+	 * the two rings and the audit rings are handled in time order */
+	struct pending *pending;
+	size_t npending, cap;
+	/* programs to follow once the ring buffer is not being read */
+	uint32_t follow[64];
+	int nfollow;
+	uint64_t lost[DEVCG_LOST_MAX];
+};
+
+#define REORDER_NS 20000000ull
+
+struct pending {
+	uint64_t ts;
+	bool audit;
+	union {
+		struct devcg_trace_event ev;
+		struct devcg_audit_event a;
+	};
+};
+
+enum { N_WRITE, N_BPF, N_OPEN, N_DEVICE, N_GAP, N_TOTAL };
+static const char *const type_names[] = { "cgroup_write", "bpf_prog_change", "open_denied",
+					  "device_denied", "gap" };
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+	return 0;
+}
+
+/* Is PATH (relative to its hierarchy) FILTER or below it? */
+static bool under(const char *path, const char *filter)
+{
+	size_t n;
+
+	if (!filter)
+		return true;
+	if (!path)
+		return false;
+	n = strlen(filter);
+	while (n > 1 && filter[n - 1] == '/')
+		n--;
+	return !strncmp(path, filter, n) && (path[n] == '\0' || path[n] == '/' || n == 1);
+}
+
+static bool keep(struct session *s, enum only kind, uint32_t pid, const char *comm,
+		 const char *cg1, const char *cg2)
+{
+	if (s->only != ONLY_ALL && s->only != kind)
+		return false;
+	if (s->pid >= 0 && pid != (uint32_t)s->pid)
+		return false;
+	if (s->comm && strncmp(comm, s->comm, 15))
+		return false;
+	if (s->cgroup && !under(cg1, s->cgroup) && !under(cg2, s->cgroup))
+		return false;
+	return true;
+}
+
+static const char *dev_string(uint32_t type, uint32_t major, uint32_t minor, char *buf, size_t len)
+{
+	snprintf(buf, len, "%c %u:%u", type == DEVCG_BLOCK ? 'b' : 'c', major, minor);
+	return buf;
+}
+
+static const char *access_string(uint32_t access, char buf[4])
+{
+	int n = 0;
+
+	if (access & DEVCG_ACC_READ)
+		buf[n++] = 'r';
+	if (access & DEVCG_ACC_WRITE)
+		buf[n++] = 'w';
+	if (access & DEVCG_ACC_MKNOD)
+		buf[n++] = 'm';
+	buf[n] = '\0';
+	return buf;
+}
+
+static const char *source_name(uint32_t src)
+{
+	return src == DEVCG_SRC_FENTRY ? "fentry" : src == DEVCG_SRC_KPROBE ? "kprobe" : "tracepoint";
+}
+
+static json_t *common(struct session *s, const char *type, uint64_t ts, uint32_t pid, uint32_t tid,
+		      const char *comm, uint32_t ppid, const char *pcomm, const char *source)
+{
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:s#, s:I, s:s#, s:s}", "type", type, "ts_ns",
+			 (json_int_t)ts, "offset_ns", (json_int_t)(ts - s->start_ns), "pid",
+			 (json_int_t)pid, "tid", (json_int_t)tid, "comm", comm, strnlen(comm, 16),
+			 "ppid", (json_int_t)ppid, "pcomm", pcomm, strnlen(pcomm, 16), "source", source);
+}
+
+static void text_head(struct session *s, uint64_t ts, const char *type, uint32_t pid, const char *comm)
+{
+	uint64_t off = ts > s->start_ns ? ts - s->start_ns : 0;
+
+	printf("+%llu.%09llu %-15s pid=%u comm=%.16s", (unsigned long long)(off / 1000000000ull),
+	       (unsigned long long)(off % 1000000000ull), type, pid, comm);
+}
+
+/* The last answers of path_device(), by path and opener: a refused opener
+ * usually retries the same path, and each answer costs a stat(). */
+static struct dev_cache {
+	uint32_t pid;
+	bool ok;
+	uint32_t type, major, minor;
+	char path[DEVCG_EV_PATH];
+} dev_cache[64];
+
+static bool path_device_uncached(const struct devcg_trace_event *ev, uint32_t *type,
+				 uint32_t *major, uint32_t *minor);
+
+static bool path_device(const struct devcg_trace_event *ev, uint32_t *type, uint32_t *major,
+			uint32_t *minor)
+{
+	uint32_t h = ev->pid;
+	struct dev_cache *c;
+	size_t i;
+
+	for (i = 0; i < sizeof(ev->open.path) && ev->open.path[i]; i++)
+		h = h * 31 + (unsigned char)ev->open.path[i];
+	c = &dev_cache[h % 64];
+	if (c->pid != ev->pid || strncmp(c->path, ev->open.path, sizeof(c->path))) {
+		c->pid = ev->pid;
+		memcpy(c->path, ev->open.path, sizeof(c->path));
+		c->ok = path_device_uncached(ev, &c->type, &c->major, &c->minor);
+	}
+	*type = c->type;
+	*major = c->major;
+	*minor = c->minor;
+	return c->ok;
+}
+
+/* The device behind a path an opener was refused, seen from the opener. */
+static bool path_device_uncached(const struct devcg_trace_event *ev, uint32_t *type,
+				 uint32_t *major, uint32_t *minor)
+{
+	char full[4200];
+	struct stat st;
+
+	if (ev->open.path[0] == '/')
+		snprintf(full, sizeof(full), "/proc/%u/root%s", ev->pid, ev->open.path);
+	else
+		snprintf(full, sizeof(full), "/proc/%u/cwd/%s", ev->pid, ev->open.path);
+	if (stat(full, &st) && stat(ev->open.path, &st))
+		return false;
+	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
+		return false;
+	*type = S_ISCHR(st.st_mode) ? DEVCG_CHAR : DEVCG_BLOCK;
+	*major = major(st.st_rdev);
+	*minor = minor(st.st_rdev);
+	return true;
+}
+
+static void emit_write(struct session *s, const struct devcg_trace_event *ev)
+{
+	enum devcg_hierarchy h = ev->write.file == DEVCG_FILE_FREEZER_STATE ? DEVCG_H_FREEZER
+									    : DEVCG_H_DEVICES;
+	const char *cg = devcg_cgpaths_lookup(s->paths, h, ev->write.target);
+	const char *file = ev->write.file == DEVCG_FILE_DEVICES_ALLOW ? "devices.allow"
+			   : ev->write.file == DEVCG_FILE_DEVICES_DENY ? "devices.deny" : "freezer.state";
+	char data[DEVCG_EV_DATA + 1];
+	size_t n = ev->write.len < DEVCG_EV_DATA ? ev->write.len : DEVCG_EV_DATA;
+
+	memcpy(data, ev->write.data, n);
+	while (n && (data[n - 1] == '\n' || data[n - 1] == '\0'))
+		n--;
+	data[n] = '\0';
+	s->counts[N_WRITE]++;
+	if (!keep(s, ONLY_WRITES, ev->pid, ev->comm, cg, NULL))
+		return;
+	if (s->cli->json) {
+		json_t *o = common(s, "cgroup_write", ev->ts_ns, ev->pid, ev->tid, ev->comm, ev->ppid,
+				   ev->pcomm, source_name(ev->source));
+
+		json_object_set_new(o, "cgroup", json_string(cg ? cg : "?"));
+		json_object_set_new(o, "hierarchy", json_string(h == DEVCG_H_FREEZER ? "freezer" : "devices"));
+		json_object_set_new(o, "file", json_string(file));
+		json_object_set_new(o, "data", json_stringn(data, n));
+		json_object_set_new(o, "len", json_integer(ev->write.len));
+		json_object_set_new(o, "ret", json_integer(ev->ret));
+		json_object_set_new(o, "enter_ns", json_integer((json_int_t)ev->ts_ns));
+		json_object_set_new(o, "exit_ns", json_integer((json_int_t)ev->ts_exit_ns));
+		cli_print_json(o);
+		return;
+	}
+	text_head(s, ev->ts_ns, "cgroup_write", ev->pid, ev->comm);
+	printf(" parent=%u/%.16s %s:%s %s '%s' ret=%lld (%llu ns)\n", ev->ppid, ev->pcomm,
+	       h == DEVCG_H_FREEZER ? "freezer" : "devices", cg ? cg : "?", file, data,
+	       (long long)ev->ret, (unsigned long long)(ev->ts_exit_ns - ev->ts_ns));
+}
+
+static const char *bpf_op(uint32_t cmd)
+{
+	switch (cmd) {
+	case 8: return "prog_attach";
+	case 9: return "prog_detach";
+	case 28: return "link_create";
+	case 29: return "link_update";
+	case 34: return "link_detach";
+	}
+	return "?";
+}
+
+static void emit_bpf(struct session *s, const struct devcg_trace_event *ev)
+{
+	const char *cg = devcg_cgpaths_lookup(s->paths, DEVCG_H_V2, ev->bpf.target);
+	json_t *flags = json_array(), *ids = json_array();
+	char text[64] = "";
+
+	s->counts[N_BPF]++;
+	if (ev->ret >= 0 && ev->bpf.prog_id && s->nfollow < 64)
+		s->follow[s->nfollow++] = ev->bpf.prog_id;
+	if (ev->bpf.attach_flags & BPF_F_ALLOW_MULTI)
+		json_array_append_new(flags, json_string("multi")), strcat(text, "multi,");
+	if (ev->bpf.attach_flags & BPF_F_ALLOW_OVERRIDE)
+		json_array_append_new(flags, json_string("override")), strcat(text, "override,");
+	if (ev->bpf.attach_flags & BPF_F_REPLACE || ev->bpf.cmd == 29)
+		json_array_append_new(flags, json_string("replace")), strcat(text, "replace,");
+	if (ev->bpf.prog_id)
+		json_array_append_new(ids, json_integer(ev->bpf.prog_id));
+	if (ev->bpf.replace_id)
+		json_array_append_new(ids, json_integer(ev->bpf.replace_id));
+	if (!keep(s, ONLY_WRITES, ev->pid, ev->comm, NULL, cg)) {
+		json_decref(flags);
+		json_decref(ids);
+		return;
+	}
+	if (s->cli->json) {
+		json_t *o = common(s, "bpf_prog_change", ev->ts_ns, ev->pid, ev->tid, ev->comm, ev->ppid,
+				   ev->pcomm, "tracepoint");
+
+		json_object_set_new(o, "cgroup", json_string(cg ? cg : "?"));
+		json_object_set_new(o, "op", json_string(bpf_op(ev->bpf.cmd)));
+		json_object_set_new(o, "flags", flags);
+		json_object_set_new(o, "prog_ids", ids);
+		if (ev->bpf.link_id)
+			json_object_set_new(o, "link_id", json_integer(ev->bpf.link_id));
+		json_object_set_new(o, "ret", json_integer(ev->ret));
+		cli_print_json(o);
+		return;
+	}
+	json_decref(flags);
+	json_decref(ids);
+	if (text[0])
+		text[strlen(text) - 1] = '\0';
+	text_head(s, ev->ts_ns, "bpf_prog_change", ev->pid, ev->comm);
+	printf(" %s cgroup:%s flags=%s prog=%u replaced=%u ret=%lld\n", bpf_op(ev->bpf.cmd),
+	       cg ? cg : "?", text[0] ? text : "none", ev->bpf.prog_id, ev->bpf.replace_id,
+	       (long long)ev->ret);
+}
+
+static void emit_open(struct session *s, const struct devcg_trace_event *ev, bool has_dev,
+		      uint32_t type, uint32_t major, uint32_t minor)
+{
+	const char *cg2 = devcg_cgpaths_lookup(s->paths, DEVCG_H_V2, ev->cgroup_id);
+	const char *cg1 = devcg_cgpaths_lookup(s->paths, DEVCG_H_DEVICES, ev->devices_cg);
+	char dev[32];
+
+	s->counts[N_OPEN]++;
+	if (!keep(s, ONLY_DENIALS, ev->pid, ev->comm, cg1, cg2))
+		return;
+	if (s->cli->json) {
+		json_t *o = common(s, "open_denied", ev->ts_ns, ev->pid, ev->tid, ev->comm, ev->ppid,
+				   ev->pcomm, "tracepoint");
+
+		json_object_set_new(o, "path", json_stringn(ev->open.path, strnlen(ev->open.path, DEVCG_EV_PATH)));
+		json_object_set_new(o, "cgroup", json_string(cg2 ? cg2 : "?"));
+		if (cg1)
+			json_object_set_new(o, "devices_cgroup", json_string(cg1));
+		if (has_dev)
+			json_object_set_new(o, "dev", json_string(dev_string(type, major, minor, dev, sizeof(dev))));
+		json_object_set_new(o, "ret", json_integer(ev->ret));
+		cli_print_json(o);
+		return;
+	}
+	text_head(s, ev->ts_ns, "open_denied", ev->pid, ev->comm);
+	printf(" %.128s%s%s cgroup:%s%s%s\n", ev->open.path, has_dev ? " dev=" : "",
+	       has_dev ? dev_string(type, major, minor, dev, sizeof(dev)) : "", cg2 ? cg2 : "?",
+	       cg1 ? " devices:" : "", cg1 ? cg1 : "");
+}
+
+/* A denial from the kernel's permission check (kprobe or fentry). */
+static void emit_check(struct session *s, const struct devcg_trace_event *ev)
+{
+	const char *cg2 = devcg_cgpaths_lookup(s->paths, DEVCG_H_V2, ev->cgroup_id);
+	const char *cg1 = devcg_cgpaths_lookup(s->paths, DEVCG_H_DEVICES, ev->devices_cg);
+	char dev[32], acc[4];
+
+	s->counts[N_DEVICE]++;
+	if (!keep(s, ONLY_DENIALS, ev->pid, ev->comm, cg1, cg2))
+		return;
+	dev_string(ev->check.type, ev->check.major, ev->check.minor, dev, sizeof(dev));
+	access_string(ev->check.access, acc);
+	if (s->cli->json) {
+		json_t *o = common(s, "device_denied", ev->ts_ns, ev->pid, ev->tid, ev->comm, ev->ppid,
+				   ev->pcomm, source_name(ev->source));
+
+		json_object_set_new(o, "cgroup", json_string(cg2 ? cg2 : "?"));
+		if (cg1)
+			json_object_set_new(o, "devices_cgroup", json_string(cg1));
+		json_object_set_new(o, "dev", json_string(dev));
+		json_object_set_new(o, "access", json_string(acc));
+		json_object_set_new(o, "decision", json_string("deny"));
+		json_object_set_new(o, "ret", json_integer(ev->ret));
+		cli_print_json(o);
+		return;
+	}
+	text_head(s, ev->ts_ns, "device_denied", ev->pid, ev->comm);
+	printf(" %s access=%s cgroup:%s (%s)\n", dev, acc, cg2 ? cg2 : "?", source_name(ev->source));
+}
+
+/* A denial reported by a devcg filter loaded with --audit. */
+static void emit_audit(struct session *s, const struct devcg_audit_event *a)
+{
+	const char *cg = devcg_cgpaths_lookup(s->paths, DEVCG_H_V2, a->cgroup_id);
+	struct devcg_exception ex = { .type = (uint8_t)a->decider.type, .access = (uint8_t)a->decider_access,
+				      .major = a->decider.major, .minor = a->decider.minor };
+	char dev[32], acc[4], exc[64] = "";
+	char comm[16];
+
+	memcpy(comm, a->comm, 16);
+	comm[15] = '\0';
+	s->counts[N_DEVICE]++;
+	if (!keep(s, ONLY_DENIALS, a->pid, comm, NULL, cg))
+		return;
+	dev_string(a->type, a->major, a->minor, dev, sizeof(dev));
+	access_string(a->access, acc);
+	if (a->decided)
+		cli_format_exception(&ex, exc, sizeof(exc));
+	if (s->cli->json) {
+		json_t *o = common(s, "device_denied", a->ts_ns, a->pid, a->tid, comm, 0, "", "audit");
+
+		json_object_set_new(o, "cgroup", json_string(cg ? cg : "?"));
+		json_object_set_new(o, "dev", json_string(dev));
+		json_object_set_new(o, "access", json_string(acc));
+		json_object_set_new(o, "decision", json_string("deny"));
+		json_object_set_new(o, "decided_by", json_string(a->decided ? "exception" : "default"));
+		if (a->decided)
+			json_object_set_new(o, "exception", json_string(exc));
+		cli_print_json(o);
+		return;
+	}
+	text_head(s, a->ts_ns, "device_denied", a->pid, comm);
+	printf(" %s access=%s cgroup:%s by %s%s%s\n", dev, acc, cg ? cg : "?",
+	       a->decided ? "exception '" : "the default", exc, a->decided ? "'" : "");
+}
+
+static void on_gap(void *ctx, const struct devcg_gap *g)
+{
+	struct session *s = ctx;
+	uint64_t window = g->end_ns - g->start_ns;
+	char dev[32];
+	uint32_t i;
+
+	s->counts[N_GAP]++;
+	if (!keep(s, ONLY_GAP, g->writer_pid, g->writer_comm, g->cgroup, g->cgroup))
+		return;
+	if (s->cli->json) {
+		json_t *devs = json_array();
+		json_t *o = common(s, "gap", g->start_ns, g->writer_pid, g->writer_pid, g->writer_comm,
+				   g->writer_ppid, g->writer_pcomm,
+				   g->kind == DEVCG_GAP_V1_DENY_ALL ? "cgroup_write" : "bpf_prog_change");
+
+		for (i = 0; i < g->ndevices; i++)
+			json_array_append_new(devs, json_string(dev_string(g->devices[i].type, g->devices[i].major,
+									   g->devices[i].minor, dev, sizeof(dev))));
+		json_object_set_new(o, "kind", json_string(g->kind == DEVCG_GAP_V1_DENY_ALL ? "v1_deny_all"
+											 : "v2_no_filter"));
+		json_object_set_new(o, "cgroup", json_string(g->cgroup));
+		json_object_set_new(o, "writer_pid", json_integer(g->writer_pid));
+		json_object_set_new(o, "writer_comm", json_stringn(g->writer_comm, strnlen(g->writer_comm, 16)));
+		json_object_set_new(o, "writer_ppid", json_integer(g->writer_ppid));
+		json_object_set_new(o, "writer_pcomm", json_stringn(g->writer_pcomm, strnlen(g->writer_pcomm, 16)));
+		json_object_set_new(o, "start_ns", json_integer((json_int_t)g->start_ns));
+		json_object_set_new(o, "end_ns", json_integer((json_int_t)g->end_ns));
+		json_object_set_new(o, "window_ns", json_integer((json_int_t)window));
+		json_object_set_new(o, "rules", json_integer(g->rules));
+		json_object_set_new(o, "denied", json_integer((json_int_t)g->denied));
+		if (g->denied) {
+			json_object_set_new(o, "first_denied_offset_ns",
+					    json_integer((json_int_t)(g->first_denied_ns - g->start_ns)));
+			json_object_set_new(o, "last_denied_offset_ns",
+					    json_integer((json_int_t)(g->last_denied_ns - g->start_ns)));
+		}
+		json_object_set_new(o, "devices", devs);
+		json_object_set_new(o, "freeze", json_string(g->freeze));
+		json_object_set_new(o, "lost", json_boolean(g->lost));
+		cli_print_json(o);
+		return;
+	}
+	text_head(s, g->start_ns, "gap", g->writer_pid, g->writer_comm);
+	printf(" %s %s:%s window=%llu ns writer=%u/%s parent=%u/%s rules=%u denied=%llu",
+	       g->kind == DEVCG_GAP_V1_DENY_ALL ? "deny-all (v1)" : "no filter (v2)",
+	       g->kind == DEVCG_GAP_V1_DENY_ALL ? "devices" : "cgroup", g->cgroup,
+	       (unsigned long long)window, g->writer_pid, g->writer_comm, g->writer_ppid,
+	       g->writer_pcomm, g->rules, (unsigned long long)g->denied);
+	if (g->denied)
+		printf(" first=+%llu ns last=+%llu ns", (unsigned long long)(g->first_denied_ns - g->start_ns),
+		       (unsigned long long)(g->last_denied_ns - g->start_ns));
+	for (i = 0; i < g->ndevices; i++)
+		printf("%s%s", i ? "," : " devices=",
+		       dev_string(g->devices[i].type, g->devices[i].major, g->devices[i].minor, dev, sizeof(dev)));
+	printf(" freeze=%s%s\n", g->freeze, g->lost ? " (events were lost: incomplete)" : "");
+}
+
+static void dispatch(struct session *s, const struct devcg_trace_event *ev,
+		     const struct devcg_audit_event *a)
+{
+	uint32_t type = 0, major = 0, minor = 0;
+	bool has_dev = false;
+
+	if (a) {
+		emit_audit(s, a);
+		return;
+	}
+	switch (ev->type) {
+	case DEVCG_EV_CGROUP_WRITE:
+		emit_write(s, ev);
+		break;
+	case DEVCG_EV_BPF_PROG_CHANGE:
+		emit_bpf(s, ev);
+		break;
+	case DEVCG_EV_OPEN_DENIED:
+		has_dev = path_device(ev, &type, &major, &minor);
+		emit_open(s, ev, has_dev, type, major, minor);
+		break;
+	case DEVCG_EV_DEV_CHECK:
+		emit_check(s, ev);
+		break;
+	}
+	devcg_gaps_feed(s->gaps, ev, type, major, minor, s->lost[0] + s->lost[1]);
+}
+
+static int on_event(void *ctx, const struct devcg_trace_event *ev, const struct devcg_audit_event *a)
+{
+	struct session *s = ctx;
+	struct pending *p;
+
+	if (s->npending == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 1024;
+
+		p = realloc(s->pending, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		s->pending = p;
+		s->cap = cap;
+	}
+	p = &s->pending[s->npending++];
+	p->audit = a != NULL;
+	if (a) {
+		p->a = *a;
+		p->ts = a->ts_ns;
+	} else {
+		p->ev = *ev;
+		p->ts = ev->ts_ns;
+	}
+	return 0;
+}
+
+static int by_time(const void *x, const void *y)
+{
+	const struct pending *a = x, *b = y;
+
+	return a->ts < b->ts ? -1 : a->ts > b->ts;
+}
+
+/* Handle the waiting events older than BEFORE_NS (all, with 0), in order. */
+static void drain(struct session *s, uint64_t before_ns)
+{
+	size_t i, n = 0;
+
+	qsort(s->pending, s->npending, sizeof(*s->pending), by_time);
+	while (n < s->npending && (!before_ns || s->pending[n].ts < before_ns))
+		n++;
+	for (i = 0; i < n; i++)
+		dispatch(s, s->pending[i].audit ? NULL : &s->pending[i].ev,
+			 s->pending[i].audit ? &s->pending[i].a : NULL);
+	memmove(s->pending, s->pending + n, (s->npending - n) * sizeof(*s->pending));
+	s->npending -= n;
+}
+
+static int follow_existing(void *ctx, uint64_t id, const char *path)
+{
+	struct session *s = ctx;
+	struct devcg_state *state;
+	char full[8192];
+	size_t i;
+
+	(void)id;
+	snprintf(full, sizeof(full), "%s%s", devcg_cgpaths_mount(s->paths, DEVCG_H_V2),
+		 strcmp(path, "/") ? path : "");
+	if (devcg_state_read(full, &state, NULL))
+		return 0;
+	for (i = 0; i < devcg_state_count(state); i++) {
+		const struct devcg_program *p = devcg_state_program(state, i);
+
+		if (p->devcg && p->audit && !strcmp(p->cgroup, path))
+			devcg_tracer_follow_audit(s->tracer, p->id);
+	}
+	devcg_state_free(state);
+	return 0;
+}
+
+static void summary(struct session *s, uint64_t elapsed, bool stats)
+{
+	struct devcg_prog_stats st[16];
+	uint64_t events = 0;
+	int n = stats ? devcg_tracer_stats(s->tracer, st, 16) : 0, i;
+
+	for (i = 0; i < N_GAP; i++)
+		events += s->counts[i];
+	if (s->cli->json) {
+		json_t *by = json_object(), *o;
+
+		for (i = 0; i < N_TOTAL; i++)
+			json_object_set_new(by, type_names[i], json_integer((json_int_t)s->counts[i]));
+		o = json_pack("{s:s, s:I, s:I, s:o, s:I, s:{s:I, s:I}, s:f}", "type", "summary", "ts_ns",
+			      (json_int_t)mono_ns(), "duration_ns", (json_int_t)elapsed, "events", by, "gaps",
+			      (json_int_t)s->counts[N_GAP], "lost", "ringbuf", (json_int_t)s->lost[0],
+			      "read", (json_int_t)s->lost[1], "events_per_second",
+			      elapsed ? (double)events * 1e9 / (double)elapsed : 0.0);
+		if (stats) {
+			json_t *progs = json_array();
+
+			for (i = 0; i < n; i++)
+				json_array_append_new(progs, json_pack("{s:s, s:I, s:I, s:f}", "program", st[i].name,
+								       "run_cnt", (json_int_t)st[i].run_cnt,
+								       "run_time_ns", (json_int_t)st[i].run_time_ns,
+								       "avg_ns", st[i].run_cnt ? (double)st[i].run_time_ns /
+									       (double)st[i].run_cnt : 0.0));
+			json_object_set_new(o, "programs", progs);
+		}
+		cli_print_json(o);
+		return;
+	}
+	fprintf(stderr, "-- %.3f s: ", (double)elapsed / 1e9);
+	for (i = 0; i < N_GAP; i++)
+		fprintf(stderr, "%s%s %llu", i ? ", " : "", type_names[i], (unsigned long long)s->counts[i]);
+	fprintf(stderr, "; gaps %llu; lost %llu (ring buffer %llu, reads %llu); %.0f events/s\n",
+		(unsigned long long)s->counts[N_GAP], (unsigned long long)(s->lost[0] + s->lost[1]),
+		(unsigned long long)s->lost[0], (unsigned long long)s->lost[1],
+		elapsed ? (double)events * 1e9 / (double)elapsed : 0.0);
+	for (i = 0; i < n; i++)
+		fprintf(stderr, "   %-28s runs %10llu  time %12llu ns  avg %8.1f ns\n", st[i].name,
+			(unsigned long long)st[i].run_cnt, (unsigned long long)st[i].run_time_ns,
+			st[i].run_cnt ? (double)st[i].run_time_ns / (double)st[i].run_cnt : 0.0);
+}
+
+static int run(struct cli *cli, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cgroup", required_argument, NULL, 'c' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "comm", required_argument, NULL, 'C' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "only", required_argument, NULL, 'o' },
+		{ "hooks", required_argument, NULL, 'H' },
+		{ "stats", no_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct devcg_tracer_opts to = { .sz = sizeof(to), .mount_tracefs = true, .audit = true };
+	struct session s = { .cli = cli, .pid = -1 };
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct devcg_error err = { 0 };
+	double duration = 0;
+	uint64_t deadline = 0, now;
+	char *end;
+	int c, ret;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': s.cgroup = optarg; break;
+		case 'p':
+			s.pid = strtol(optarg, &end, 10);
+			if (*end || s.pid < 0)
+				return cli_usage(cli, "--pid takes a process id, not '%s'", optarg);
+			break;
+		case 'C': s.comm = optarg; break;
+		case 'd':
+			duration = strtod(optarg, &end);
+			if (*end || duration <= 0)
+				return cli_usage(cli, "--duration takes seconds > 0, not '%s'", optarg);
+			break;
+		case 'o':
+			if (!strcmp(optarg, "gap"))
+				s.only = ONLY_GAP;
+			else if (!strcmp(optarg, "writes"))
+				s.only = ONLY_WRITES;
+			else if (!strcmp(optarg, "denials"))
+				s.only = ONLY_DENIALS;
+			else
+				return cli_usage(cli, "--only takes gap, writes or denials, not '%s'", optarg);
+			break;
+		case 'H':
+			if (!strcmp(optarg, "auto"))
+				to.hooks = DEVCG_HOOKS_AUTO;
+			else if (!strcmp(optarg, "tracepoint"))
+				to.hooks = DEVCG_HOOKS_TRACEPOINT;
+			else if (!strcmp(optarg, "kprobe"))
+				to.hooks = DEVCG_HOOKS_KPROBE;
+			else if (!strcmp(optarg, "fentry"))
+				to.hooks = DEVCG_HOOKS_FENTRY;
+			else
+				return cli_usage(cli, "--hooks takes auto, tracepoint, kprobe or fentry");
+			break;
+		case 's': to.stats = true; break;
+		case 'j': cli->json = true; break;
+		case 'h': return cli_help(&verb_trace);
+		default: return cli_usage(cli, "unknown option");
+		}
+	}
+	if (optind != argc)
+		return cli_usage(cli, "unexpected argument '%s'", argv[optind]);
+	/* the CLI owns this process: libbpf's own chatter would only repeat
+	 * what the messages below say */
+	libbpf_set_print(quiet_libbpf);
+	ret = devcg_tracer_open(&s.tracer, &to, &err);
+	if (ret)
+		return cli_fail(cli, ret, &err);
+	s.paths = devcg_cgpaths_new();
+	s.gaps = s.paths ? devcg_gaps_new(s.paths, on_gap, &s) : NULL;
+	if (!s.gaps) {
+		ret = cli_failf(cli, -ENOMEM, "out of memory");
+		goto out;
+	}
+	devcg_gaps_seed_v2(s.gaps);
+	devcg_cgpaths_each(s.paths, DEVCG_H_V2, follow_existing, &s);
+	if (cli->json) {
+		json_t *o = json_pack("{s:s, s:s, s:s}", "type", "hooks", "writes",
+				      source_name((uint32_t)devcg_tracer_write_source(s.tracer)), "why",
+				      devcg_tracer_hooks(s.tracer));
+
+		cli_print_json(o);
+	} else {
+		fprintf(stderr, "devcg trace: hooks chosen:\n%s", devcg_tracer_hooks(s.tracer));
+	}
+	fflush(stdout);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	s.start_ns = mono_ns();
+	if (duration > 0)
+		deadline = s.start_ns + (uint64_t)(duration * 1e9);
+	while (!stop && (!deadline || mono_ns() < deadline)) {
+		ret = devcg_tracer_poll(s.tracer, 50, on_event, &s);
+		if (ret < 0) {
+			ret = cli_failf(cli, ret, "reading events: %s", strerror(-ret));
+			goto out;
+		}
+		/* ring_buffer__add() may not run inside ring_buffer__poll() */
+		while (s.nfollow)
+			devcg_tracer_follow_audit(s.tracer, s.follow[--s.nfollow]);
+		devcg_tracer_lost(s.tracer, s.lost);
+		now = mono_ns();
+		drain(&s, now - REORDER_NS);
+		devcg_gaps_flush(s.gaps, now - REORDER_NS);
+		fflush(stdout);
+	}
+	/* what is still in the ring buffer, then every open window */
+	devcg_tracer_poll(s.tracer, 0, on_event, &s);
+	devcg_tracer_lost(s.tracer, s.lost);
+	drain(&s, 0);
+	devcg_gaps_flush(s.gaps, 0);
+	summary(&s, mono_ns() - s.start_ns, to.stats);
+	ret = EXIT_OK;
+out:
+	devcg_gaps_free(s.gaps);
+	devcg_cgpaths_free(s.paths);
+	devcg_tracer_close(s.tracer);
+	free(s.pending);
+	return ret;
+}
+
+const struct verb verb_trace = {
+	.name = "trace",
+	.run = run,
+	.summary = "watch device-rule changes and EPERM opens; report each permission gap",
+	.usage =
+	"Usage: devcg trace [-j] [--cgroup PATH] [--pid PID] [--comm NAME]\n"
+	"                   [--duration SECONDS] [--only gap|writes|denials]\n"
+	"                   [--hooks auto|tracepoint|kprobe|fentry] [--stats]\n\n"
+	"Trace writes to cgroup v1 devices.allow, devices.deny and freezer.state,\n"
+	"bpf(2) changes of cgroup device programs, opens that fail with EPERM, and\n"
+	"the denials of devcg filters loaded with --audit; and report each permission\n"
+	"gap: a 'deny a' (or a v2 detach that leaves no filter) and the writes that\n"
+	"follow, with its writer, width, rules replayed and the opens it refused.\n"
+	"It tries fentry, then kprobes, then syscall tracepoints, and says which it\n"
+	"chose and why. Ends on Ctrl-C or --duration with a summary.\n\n"
+	"Options:\n"
+	"      --cgroup PATH      only events of this cgroup (path relative to its\n"
+	"                         hierarchy, e.g. /mycontainer) and below\n"
+	"      --pid PID          only events of this process\n"
+	"      --comm NAME        only events of this command name\n"
+	"      --duration SECONDS stop after this long\n"
+	"      --only KIND        only gaps, writes (cgroup_write, bpf_prog_change) or\n"
+	"                         denials (open_denied, device_denied)\n"
+	"      --hooks KIND       use only this kind of hook (default auto)\n"
+	"      --stats            report each trace program's run count and run time\n"
+	"  -j, --json             one JSON object per line: every event has type,\n"
+	"                         ts_ns, pid, comm; a summary object ends the output\n"
+	"  -h, --help             this help\n\n"
+	"Examples:\n"
+	"  devcg trace --only gap\n"
+	"  devcg trace -j --cgroup /mycontainer --duration 60\n"
+	"  devcg trace --stats --duration 10\n",
+};

@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * From raw trace events to permission gaps, per cgroup:
+ * - cgroup v1: a successful "a" written to devices.deny opens a window in
+ *   which every device is refused; the writes that follow replay the allow
+ *   list, and the window closes when that burst of writes ends (no write to
+ *   the cgroup for BURST_NS). EPERM opens by tasks of that devices cgroup
+ *   inside the window are its victims. A write of FROZEN to freezer.state
+ *   of the same path just before says whether the workload was frozen.
+ * - cgroup v2: the device programs attached to each cgroup are followed
+ *   from bpf(2) events (seeded by a query at start); a detach that leaves
+ *   none opens a window with no filter, the next attach closes it.
+ */
+#include "internal.h"
+#include "trace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#define BURST_NS 100000000ull /* a pause in writes that ends a replay */
+#define FREEZE_LOOKBACK_NS 2000000000ull
+#define MAX_PROGS 64
+
+#define CMD_PROG_ATTACH 8
+#define CMD_PROG_DETACH 9
+#define CMD_LINK_CREATE 28
+#define CMD_LINK_UPDATE 29
+#define CMD_LINK_DETACH 34
+
+struct window {
+	struct devcg_gap gap;
+	bool open;
+	uint64_t last_ns; /* the last write (v1) or change (v2) */
+	uint64_t lost_at_start;
+	/* v2: the device programs attached */
+	uint32_t progs[MAX_PROGS];
+	uint32_t nprogs;
+};
+
+struct freeze {
+	char path[512];
+	uint64_t ts;
+	int64_t ret;
+	bool frozen;
+};
+
+struct devcg_gaps {
+	struct devcg_cgpaths *paths;
+	devcg_gap_cb cb;
+	void *ctx;
+	struct window *v1, *v2;
+	size_t n1, n2;
+	struct freeze *freezes;
+	size_t nfreeze;
+	uint64_t count;
+	uint64_t lost;
+};
+
+struct devcg_gaps *devcg_gaps_new(struct devcg_cgpaths *paths, devcg_gap_cb cb, void *ctx)
+{
+	struct devcg_gaps *g = calloc(1, sizeof(*g));
+
+	if (g) {
+		g->paths = paths;
+		g->cb = cb;
+		g->ctx = ctx;
+	}
+	return g;
+}
+
+void devcg_gaps_free(struct devcg_gaps *g)
+{
+	if (!g)
+		return;
+	free(g->v1);
+	free(g->v2);
+	free(g->freezes);
+	free(g);
+}
+
+uint64_t devcg_gaps_count(const struct devcg_gaps *g)
+{
+	return g->count;
+}
+
+static struct window *window_of(struct devcg_gaps *g, bool v2, uint64_t id)
+{
+	struct window **v = v2 ? &g->v2 : &g->v1, *w;
+	size_t *n = v2 ? &g->n2 : &g->n1, i;
+	const char *path;
+
+	for (i = 0; i < *n; i++)
+		if ((*v)[i].gap.cgroup_id == id)
+			return &(*v)[i];
+	w = realloc(*v, (*n + 1) * sizeof(*w));
+	if (!w)
+		return NULL;
+	*v = w;
+	w = memset(&w[(*n)++], 0, sizeof(*w));
+	w->gap.cgroup_id = id;
+	w->gap.kind = v2 ? DEVCG_GAP_V2_NO_FILTER : DEVCG_GAP_V1_DENY_ALL;
+	path = devcg_cgpaths_lookup(g->paths, v2 ? DEVCG_H_V2 : DEVCG_H_DEVICES, id);
+	snprintf(w->gap.cgroup, sizeof(w->gap.cgroup), "%s", path ? path : "?");
+	return w;
+}
+
+static void open_window(struct window *w, const struct devcg_trace_event *ev, uint64_t start,
+			uint64_t lost)
+{
+	struct devcg_gap *gap = &w->gap;
+
+	w->open = true;
+	w->last_ns = ev->ts_exit_ns;
+	w->lost_at_start = lost;
+	gap->writer_pid = ev->pid;
+	gap->writer_ppid = ev->ppid;
+	memcpy(gap->writer_comm, ev->comm, sizeof(gap->writer_comm));
+	memcpy(gap->writer_pcomm, ev->pcomm, sizeof(gap->writer_pcomm));
+	gap->writer_comm[15] = gap->writer_pcomm[15] = '\0';
+	gap->start_ns = start;
+	gap->end_ns = 0;
+	gap->rules = 0;
+	gap->denied = gap->first_denied_ns = gap->last_denied_ns = 0;
+	gap->ndevices = 0;
+	gap->lost = false;
+}
+
+static const char *freeze_state(struct devcg_gaps *g, const struct devcg_gap *gap)
+{
+	const struct freeze *best = NULL;
+	size_t i;
+
+	if (!devcg_cgpaths_mount(g->paths, DEVCG_H_FREEZER))
+		return "not traced";
+	for (i = 0; i < g->nfreeze; i++) {
+		const struct freeze *f = &g->freezes[i];
+
+		if (strcmp(f->path, gap->cgroup) || !f->frozen || f->ts > gap->start_ns ||
+		    f->ts + FREEZE_LOOKBACK_NS < gap->start_ns)
+			continue;
+		if (!best || f->ts > best->ts)
+			best = f;
+	}
+	if (!best)
+		return "none";
+	return best->ret < 0 ? "failed" : "frozen";
+}
+
+static void close_window(struct devcg_gaps *g, struct window *w, uint64_t end)
+{
+	w->open = false;
+	w->gap.end_ns = end > w->gap.start_ns ? end : w->gap.start_ns;
+	w->gap.lost = g->lost != w->lost_at_start;
+	w->gap.freeze = w->gap.kind == DEVCG_GAP_V1_DENY_ALL ? freeze_state(g, &w->gap) : "none";
+	g->count++;
+	if (g->cb)
+		g->cb(g->ctx, &w->gap);
+}
+
+static void record_freeze(struct devcg_gaps *g, const struct devcg_trace_event *ev)
+{
+	const char *path = devcg_cgpaths_lookup(g->paths, DEVCG_H_FREEZER, ev->write.target);
+	struct freeze *f;
+
+	if (!path)
+		return;
+	f = realloc(g->freezes, (g->nfreeze + 1) * sizeof(*f));
+	if (!f)
+		return;
+	g->freezes = f;
+	f = &f[g->nfreeze++];
+	snprintf(f->path, sizeof(f->path), "%s", path);
+	f->ts = ev->ts_ns;
+	f->ret = ev->ret;
+	f->frozen = !strncmp(ev->write.data, "FROZEN", 6);
+}
+
+static void feed_write(struct devcg_gaps *g, const struct devcg_trace_event *ev)
+{
+	struct window *w;
+
+	if (ev->write.file == DEVCG_FILE_FREEZER_STATE) {
+		record_freeze(g, ev);
+		return;
+	}
+	w = window_of(g, false, ev->write.target);
+	if (!w)
+		return;
+	if (ev->write.file == DEVCG_FILE_DEVICES_DENY && ev->write.data[0] == 'a' && ev->ret >= 0) {
+		/* device_cgroup.c: 'a' on devices.deny cleans the list and denies all */
+		if (w->open)
+			close_window(g, w, w->last_ns);
+		open_window(w, ev, ev->ts_ns, g->lost);
+		return;
+	}
+	if (w->open) {
+		w->gap.rules++;
+		w->last_ns = ev->ts_exit_ns;
+	}
+}
+
+static void count_denied(struct window *w, const struct devcg_trace_event *ev, uint32_t type,
+			 uint32_t major, uint32_t minor)
+{
+	struct devcg_gap *gap = &w->gap;
+	uint32_t i;
+
+	if (!w->open || ev->ts_ns < gap->start_ns)
+		return;
+	if (!gap->denied++)
+		gap->first_denied_ns = ev->ts_ns;
+	gap->last_denied_ns = ev->ts_ns;
+	if (!type)
+		return;
+	for (i = 0; i < gap->ndevices; i++)
+		if (gap->devices[i].type == type && gap->devices[i].major == major &&
+		    gap->devices[i].minor == minor)
+			return;
+	if (gap->ndevices < DEVCG_GAP_MAX_DEVICES) {
+		gap->devices[gap->ndevices].type = type;
+		gap->devices[gap->ndevices].major = major;
+		gap->devices[gap->ndevices++].minor = minor;
+	}
+}
+
+static void prog_remove(struct window *w, uint32_t id)
+{
+	uint32_t i;
+
+	for (i = 0; i < w->nprogs; i++) {
+		if (w->progs[i] == id) {
+			w->progs[i] = w->progs[--w->nprogs];
+			return;
+		}
+	}
+}
+
+static void prog_add(struct window *w, uint32_t id)
+{
+	if (id && w->nprogs < MAX_PROGS)
+		w->progs[w->nprogs++] = id;
+}
+
+static void feed_bpf(struct devcg_gaps *g, const struct devcg_trace_event *ev)
+{
+	struct window *w;
+	uint32_t before;
+
+	if (ev->ret < 0)
+		return;
+	w = window_of(g, true, ev->bpf.target);
+	if (!w)
+		return;
+	before = w->nprogs;
+	switch (ev->bpf.cmd) {
+	case CMD_PROG_ATTACH:
+		if (ev->bpf.replace_id)
+			prog_remove(w, ev->bpf.replace_id);
+		else if (!(ev->bpf.attach_flags & BPF_F_ALLOW_MULTI))
+			w->nprogs = 0; /* override or exclusive: replaced in place */
+		prog_add(w, ev->bpf.prog_id);
+		break;
+	case CMD_LINK_CREATE:
+		prog_add(w, ev->bpf.prog_id);
+		break;
+	case CMD_LINK_UPDATE:
+		prog_remove(w, ev->bpf.replace_id);
+		prog_add(w, ev->bpf.prog_id);
+		break;
+	case CMD_PROG_DETACH:
+		if (ev->bpf.prog_id)
+			prog_remove(w, ev->bpf.prog_id);
+		else
+			w->nprogs = 0; /* legacy detach of the single program */
+		break;
+	case CMD_LINK_DETACH:
+		prog_remove(w, ev->bpf.prog_id);
+		break;
+	}
+	if (w->open) {
+		w->gap.rules++;
+		w->last_ns = ev->ts_exit_ns;
+		if (w->nprogs)
+			close_window(g, w, ev->ts_exit_ns);
+	} else if (before && !w->nprogs) {
+		open_window(w, ev, ev->ts_exit_ns, g->lost);
+	}
+}
+
+void devcg_gaps_feed(struct devcg_gaps *g, const struct devcg_trace_event *ev, uint32_t dev_type,
+		     uint32_t dev_major, uint32_t dev_minor, uint64_t lost)
+{
+	size_t i;
+
+	g->lost = lost;
+	switch (ev->type) {
+	case DEVCG_EV_CGROUP_WRITE:
+		feed_write(g, ev);
+		break;
+	case DEVCG_EV_BPF_PROG_CHANGE:
+		feed_bpf(g, ev);
+		break;
+	case DEVCG_EV_OPEN_DENIED:
+		for (i = 0; i < g->n1; i++)
+			if (g->v1[i].gap.cgroup_id == ev->devices_cg)
+				count_denied(&g->v1[i], ev, dev_type, dev_major, dev_minor);
+		for (i = 0; i < g->n2; i++)
+			if (g->v2[i].gap.cgroup_id == ev->cgroup_id)
+				count_denied(&g->v2[i], ev, dev_type, dev_major, dev_minor);
+		break;
+	}
+	devcg_gaps_flush(g, ev->ts_ns);
+}
+
+void devcg_gaps_flush(struct devcg_gaps *g, uint64_t now_ns)
+{
+	size_t i;
+
+	for (i = 0; i < g->n1; i++)
+		if (g->v1[i].open && (!now_ns || g->v1[i].last_ns + BURST_NS < now_ns))
+			close_window(g, &g->v1[i], g->v1[i].last_ns);
+	for (i = 0; !now_ns && i < g->n2; i++)
+		if (g->v2[i].open)
+			close_window(g, &g->v2[i], g->v2[i].last_ns);
+}
+
+static int seed_one(void *ctx, uint64_t id, const char *path)
+{
+	struct devcg_gaps *g = ctx;
+	char full[8192];
+	__u32 ids[MAX_PROGS], cnt = MAX_PROGS, flags = 0, i;
+	struct window *w;
+	int fd;
+
+	snprintf(full, sizeof(full), "%s%s", devcg_cgpaths_mount(g->paths, DEVCG_H_V2),
+		 strcmp(path, "/") ? path : "");
+	fd = open(full, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (!bpf_prog_query(fd, BPF_CGROUP_DEVICE, 0, &flags, ids, &cnt) && cnt) {
+		w = window_of(g, true, id);
+		for (i = 0; w && i < cnt; i++)
+			prog_add(w, ids[i]);
+	}
+	close(fd);
+	return 0;
+}
+
+int devcg_gaps_seed_v2(struct devcg_gaps *g)
+{
+	return devcg_cgpaths_each(g->paths, DEVCG_H_V2, seed_one, g);
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * devcg trace, inside libdevcg but not part of its public API (the CLI
+ * links the static library): the kernel side chosen at run time, then the
+ * correlation of raw events into permission gaps.
+ */
+#ifndef DEVCG_TRACE_INTERNAL_H
+#define DEVCG_TRACE_INTERNAL_H
+
+#include "devcg.h"
+#include "devcg_abi.h"
+#include "devcg_trace.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ---- hooks (trace.c) ------------------------------------------------------ */
+
+enum devcg_hooks {
+	DEVCG_HOOKS_AUTO = 0, /* fentry, else kprobe, else tracepoints */
+	DEVCG_HOOKS_TRACEPOINT,
+	DEVCG_HOOKS_KPROBE,
+	DEVCG_HOOKS_FENTRY,
+};
+
+struct devcg_tracer_opts {
+	size_t sz;
+	enum devcg_hooks hooks;
+	/* mount tracefs in a private mount namespace when it is not mounted */
+	bool mount_tracefs;
+	/* collect BPF run-time statistics (--stats) */
+	bool stats;
+	/* read the audit rings of devcg filters that have them */
+	bool audit;
+};
+
+struct devcg_tracer;
+
+/* A raw event, or an audit event of a devcg filter (ev NULL, audit set). */
+typedef int (*devcg_trace_cb)(void *ctx, const struct devcg_trace_event *ev,
+			      const struct devcg_audit_event *audit);
+
+int devcg_tracer_open(struct devcg_tracer **out, const struct devcg_tracer_opts *opts,
+		      struct devcg_error *err);
+void devcg_tracer_close(struct devcg_tracer *t);
+/* Which hooks were chosen and why, one line each. */
+const char *devcg_tracer_hooks(const struct devcg_tracer *t);
+/* The chosen source for cgroup writes (enum devcg_ev_source). */
+int devcg_tracer_write_source(const struct devcg_tracer *t);
+/* Poll for up to TIMEOUT_MS; calls CB for each event. Returns events seen. */
+int devcg_tracer_poll(struct devcg_tracer *t, int timeout_ms, devcg_trace_cb cb, void *ctx);
+/* Follow a devcg filter's audit ring (found from its program id). */
+int devcg_tracer_follow_audit(struct devcg_tracer *t, uint32_t prog_id);
+void devcg_tracer_lost(const struct devcg_tracer *t, uint64_t lost[DEVCG_LOST_MAX]);
+
+struct devcg_prog_stats {
+	char name[32];
+	uint64_t run_cnt;
+	uint64_t run_time_ns;
+};
+/* Up to MAX program statistics (needs opts.stats); returns how many. */
+int devcg_tracer_stats(const struct devcg_tracer *t, struct devcg_prog_stats *out, int max);
+
+/*
+ * Try to load (and, with ATTACH, attach) one kind of hook on its own.
+ * Returns 0, or a negative errno with the reason in ERR. For tests of the
+ * kprobe and fentry variants on kernels that cannot attach them.
+ */
+int devcg_tracer_probe(enum devcg_hooks hooks, bool attach, struct devcg_error *err);
+
+/* ---- cgroup paths (cgpath.c) ---------------------------------------------- */
+
+enum devcg_hierarchy { DEVCG_H_V2, DEVCG_H_DEVICES, DEVCG_H_FREEZER, DEVCG_H_MAX };
+
+struct devcg_cgpaths;
+struct devcg_cgpaths *devcg_cgpaths_new(void);
+void devcg_cgpaths_free(struct devcg_cgpaths *c);
+/* The mount of a hierarchy, or NULL. */
+const char *devcg_cgpaths_mount(const struct devcg_cgpaths *c, enum devcg_hierarchy h);
+/* The path of cgroup ID (kernfs id, st_ino) relative to its root, or NULL. */
+const char *devcg_cgpaths_lookup(struct devcg_cgpaths *c, enum devcg_hierarchy h, uint64_t id);
+/* Walk hierarchy H afresh and call CB for each cgroup until it returns non-zero. */
+int devcg_cgpaths_each(struct devcg_cgpaths *c, enum devcg_hierarchy h,
+		       int (*cb)(void *ctx, uint64_t id, const char *path), void *ctx);
+
+/* ---- gaps (gap.c) --------------------------------------------------------- */
+
+#define DEVCG_GAP_MAX_DEVICES 8
+
+struct devcg_gap {
+	enum { DEVCG_GAP_V1_DENY_ALL, DEVCG_GAP_V2_NO_FILTER } kind;
+	uint64_t cgroup_id;
+	char cgroup[512];
+	uint32_t writer_pid, writer_ppid;
+	char writer_comm[16], writer_pcomm[16];
+	uint64_t start_ns, end_ns;
+	uint32_t rules;   /* writes (v1) or attaches (v2) that followed */
+	uint64_t denied;  /* EPERM opens in the window */
+	uint64_t first_denied_ns, last_denied_ns;
+	uint32_t ndevices;
+	struct { uint32_t type, major, minor; } devices[DEVCG_GAP_MAX_DEVICES];
+	const char *freeze; /* "none", "frozen", "failed", "not traced" */
+	bool lost;          /* events were lost while it was open */
+};
+
+struct devcg_gaps;
+typedef void (*devcg_gap_cb)(void *ctx, const struct devcg_gap *gap);
+
+struct devcg_gaps *devcg_gaps_new(struct devcg_cgpaths *paths, devcg_gap_cb cb, void *ctx);
+void devcg_gaps_free(struct devcg_gaps *g);
+/* Seed the v2 state: the device programs attached under the cgroup2 mount. */
+int devcg_gaps_seed_v2(struct devcg_gaps *g);
+/* Feed a raw event; DEV is the device of an open_denied path when known
+ * (type 0 otherwise); LOST is the running count of lost events. */
+void devcg_gaps_feed(struct devcg_gaps *g, const struct devcg_trace_event *ev, uint32_t dev_type,
+		     uint32_t dev_major, uint32_t dev_minor, uint64_t lost);
+/* Close windows whose burst ended before NOW_NS (or all, with NOW_NS 0). */
+void devcg_gaps_flush(struct devcg_gaps *g, uint64_t now_ns);
+uint64_t devcg_gaps_count(const struct devcg_gaps *g);
+
+#endif
