@@ -1,0 +1,433 @@
+/*
+ * devcg trace end to end, on this kernel's hooks: the v1 deny-all replay
+ * is reported as a gap with its writer and victims; devcg's atomic replace
+ * is seen as bpf_prog_change events and no gap; a detach-then-attach is a
+ * window with no filter; the kprobe and fentry variants load (or are
+ * refused with a clear reason) and selection falls back.
+ */
+#include "devcg.h"
+#include "harness.h"
+#include "scratch.h"
+#include "trace.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+static const char *devcg_bin(void)
+{
+	const char *p = getenv("DEVCG");
+
+	return p ? p : "build/devcg";
+}
+
+struct tracer {
+	pid_t pid;
+	char out[64];
+};
+
+/* Start `devcg -j trace ARGS...` with its output in a file; wait until it is
+ * tracing (it prints the hooks line first). */
+static struct tracer trace_start(const char *cgroup_rel)
+{
+	struct tracer t = { 0 };
+	int fd;
+
+	snprintf(t.out, sizeof(t.out), "/tmp/devcg-test-%s-trace-XXXXXX", scratch_tag());
+	fd = mkstemp(t.out);
+	CHECK(fd >= 0);
+	t.pid = fork();
+	CHECK(t.pid >= 0);
+	if (t.pid == 0) {
+		dup2(fd, 1);
+		execl(devcg_bin(), devcg_bin(), "-j", "trace", "--duration", "60", "--cgroup", cgroup_rel,
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(fd);
+	for (int i = 0; i < 1000; i++) {
+		char buf[16] = "";
+
+		fd = open(t.out, O_RDONLY);
+		if (read(fd, buf, sizeof(buf) - 1) > 0 && strstr(buf, "hooks")) {
+			close(fd);
+			return t;
+		}
+		close(fd);
+		CHECK_MSG(waitpid(t.pid, NULL, WNOHANG) == 0, "devcg trace exited early");
+		usleep(10000);
+	}
+	test_fail(__FILE__, __LINE__, "devcg trace did not start");
+}
+
+/* Stop it (as Ctrl-C does) and return its JSON lines as an array. */
+static json_t *trace_stop(struct tracer *t)
+{
+	json_t *all = json_array();
+	char line[8192];
+	int status;
+	FILE *f;
+
+	usleep(150 * 1000); /* let the last events through the reorder delay */
+	kill(t->pid, SIGINT);
+	CHECK(waitpid(t->pid, &status, 0) == t->pid);
+	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "devcg trace failed: %d", status);
+	f = fopen(t->out, "r");
+	CHECK(f != NULL);
+	while (fgets(line, sizeof(line), f)) {
+		json_error_t e;
+		json_t *o = json_loads(line, 0, &e);
+
+		CHECK_MSG(o != NULL, "not JSON: %s", line);
+		json_array_append_new(all, o);
+	}
+	fclose(f);
+	unlink(t->out);
+	return all;
+}
+
+static const char *str(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+
+	return json_is_string(v) ? json_string_value(v) : "";
+}
+
+static long long num(json_t *o, const char *k)
+{
+	return json_integer_value(json_object_get(o, k));
+}
+
+static size_t count_type(json_t *all, const char *type)
+{
+	size_t i, n = 0;
+	json_t *o;
+
+	json_array_foreach(all, i, o)
+		n += !strcmp(str(o, "type"), type);
+	return n;
+}
+
+static const char *rel_of(const char *cg, const char *root)
+{
+	return cg + strlen(root);
+}
+
+struct shared {
+	volatile int stop;
+	volatile unsigned long opens, eperm;
+};
+
+static struct shared *sh;
+
+static int reader(void *arg)
+{
+	(void)arg;
+	while (!sh->stop) {
+		int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+
+		sh->opens++;
+		if (fd >= 0)
+			close(fd);
+		else if (errno == EPERM)
+			sh->eperm++;
+	}
+	return 0;
+}
+
+static pid_t reader_start(const char *cg)
+{
+	pid_t pid;
+
+	if (!sh) {
+		sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		CHECK(sh != MAP_FAILED);
+	}
+	memset((void *)sh, 0, sizeof(*sh));
+	pid = scratch_spawn(cg, reader, NULL);
+	CHECK(pid > 0);
+	while (sh->opens < 100)
+		usleep(1000);
+	return pid;
+}
+
+static void reader_stop(pid_t pid)
+{
+	sh->stop = 1;
+	CHECK_INT(scratch_wait(pid), 0);
+}
+
+static void need_root(void)
+{
+	if (geteuid() != 0)
+		SKIP("needs root");
+	CHECK(access(devcg_bin(), X_OK) == 0);
+}
+
+static const char *const allows[] = { "c 1:3 rwm", "c 1:5 rwm", "c 1:7 rwm", "c 1:8 rwm",
+				      "c 1:9 rwm", "c 5:0 rwm", "c 5:1 rwm", "c 5:2 rwm",
+				      "c 136:* rwm" };
+
+TEST(trace_reports_the_v1_deny_all_replay_as_gaps_with_writer_and_victims)
+{
+	char cg[4096];
+	const char *rel;
+	struct tracer t;
+	json_t *all, *o;
+	size_t i, gaps = 0, gaps_with_victims = 0, urandom = 0, deny_a = 0;
+	int cycles = 0;
+	pid_t r;
+
+	need_root();
+	if (!scratch_devices_root())
+		SKIP("the cgroup v1 devices controller is not mounted (pure cgroup v2 host)");
+	CHECK(!scratch_cgroup_create(scratch_devices_root(), cg, sizeof(cg)));
+	rel = rel_of(cg, scratch_devices_root());
+	CHECK(!scratch_cgroup_write(cg, "devices.deny", "a"));
+	for (i = 0; i < 9; i++)
+		CHECK(!scratch_cgroup_write(cg, "devices.allow", allows[i]));
+	t = trace_start(rel);
+	r = reader_start(cg);
+	/* the writer is this process: deny all, then replay nine allows */
+	while (cycles < 20 || (!sh->eperm && cycles < 5000)) {
+		CHECK(!scratch_cgroup_write(cg, "devices.deny", "a"));
+		for (i = 0; i < 9; i++)
+			CHECK(!scratch_cgroup_write(cg, "devices.allow", allows[i]));
+		cycles++;
+		usleep(cycles % 5 ? 0 : 120 * 1000); /* some pauses end bursts */
+	}
+	reader_stop(r);
+	CHECK(sh->eperm > 0); /* the gap is real: the reader was refused */
+	all = trace_stop(&t);
+	json_array_foreach(all, i, o) {
+		if (!strcmp(str(o, "type"), "cgroup_write") && !strcmp(str(o, "file"), "devices.deny") &&
+		    !strcmp(str(o, "data"), "a") && !strcmp(str(o, "cgroup"), rel)) {
+			deny_a++;
+			CHECK_INT(num(o, "pid"), getpid());
+			CHECK_INT(num(o, "ret"), 1);
+		}
+		if (!strcmp(str(o, "type"), "open_denied") && !strcmp(str(o, "path"), "/dev/urandom")) {
+			urandom++;
+			CHECK_STR(str(o, "dev"), "c 1:9");
+			CHECK_STR(str(o, "devices_cgroup"), rel);
+		}
+		if (!strcmp(str(o, "type"), "gap")) {
+			CHECK_STR(str(o, "cgroup"), rel);
+			CHECK_STR(str(o, "kind"), "v1_deny_all");
+			CHECK_INT(num(o, "writer_pid"), getpid());
+			CHECK(num(o, "window_ns") > 0 && num(o, "window_ns") < 1000000000LL);
+			CHECK(num(o, "rules") >= 9);
+			CHECK_STR(str(o, "freeze"), "none");
+			gaps++;
+			if (num(o, "denied") > 0) {
+				gaps_with_victims++;
+				CHECK(num(o, "first_denied_offset_ns") >= 0);
+				CHECK(num(o, "last_denied_offset_ns") <= num(o, "window_ns") + 1000000);
+				CHECK(json_array_size(json_object_get(o, "devices")) >= 1);
+			}
+		}
+	}
+	CHECK_INT(deny_a, cycles);
+	CHECK(urandom > 0);
+	CHECK(gaps >= 4 && gaps <= (size_t)cycles);
+	CHECK(gaps_with_victims > 0);
+	CHECK_INT(count_type(all, "summary"), 1);
+	json_decref(all);
+}
+
+static struct devcg_policy *policy_of(const char *text)
+{
+	struct devcg_rules *rules = devcg_rules_new();
+	struct devcg_policy *p = devcg_policy_new();
+
+	CHECK(!devcg_rules_parse(rules, text, strlen(text), "test", NULL, NULL));
+	CHECK(!devcg_policy_apply_all(p, rules, NULL));
+	devcg_rules_free(rules);
+	return p;
+}
+
+TEST(trace_sees_devcg_replace_as_atomic_with_no_gap_and_no_denial)
+{
+	struct devcg_policy *a = policy_of("deny a\nallow c 1:9 rwm\nallow c 1:3 rwm\n"),
+			    *b = policy_of("deny a\nallow c 1:* rwm\n");
+	char cg[4096];
+	const char *rel;
+	struct tracer t;
+	json_t *all, *o;
+	size_t i, replaces = 0;
+	pid_t r;
+
+	need_root();
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	rel = rel_of(cg, scratch_cgroup2_root());
+	CHECK(!devcg_replace(cg, a, NULL, NULL));
+	t = trace_start(rel);
+	r = reader_start(cg);
+	for (i = 0; i < 100; i++)
+		CHECK(!devcg_replace(cg, i % 2 ? a : b, NULL, NULL));
+	reader_stop(r);
+	CHECK_INT(sh->eperm, 0);
+	all = trace_stop(&t);
+	json_array_foreach(all, i, o) {
+		if (!strcmp(str(o, "type"), "bpf_prog_change")) {
+			json_t *flags = json_object_get(o, "flags"), *f;
+			size_t k;
+			bool replace = false;
+
+			CHECK_STR(str(o, "cgroup"), rel);
+			CHECK_STR(str(o, "op"), "prog_attach");
+			json_array_foreach(flags, k, f)
+				replace |= !strcmp(json_string_value(f), "replace");
+			CHECK(replace);
+			CHECK_INT(json_array_size(json_object_get(o, "prog_ids")), 2);
+			replaces++;
+		}
+	}
+	CHECK_INT(replaces, 100);
+	CHECK_INT(count_type(all, "gap"), 0);
+	CHECK_INT(count_type(all, "open_denied"), 0);
+	json_decref(all);
+	devcg_policy_free(a);
+	devcg_policy_free(b);
+}
+
+static int foreign_prog(void)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 1 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_CGROUP_DEVICE, "test_dev", "GPL", insns, 2, NULL);
+
+	CHECK(fd >= 0);
+	return fd;
+}
+
+TEST(trace_reports_a_detach_then_attach_as_a_window_with_no_filter)
+{
+	char cg[4096];
+	const char *rel;
+	struct tracer t;
+	json_t *all, *o;
+	size_t i, gaps = 0;
+	int cfd, pfd;
+
+	need_root();
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	rel = rel_of(cg, scratch_cgroup2_root());
+	cfd = open(cg, O_RDONLY | O_DIRECTORY);
+	pfd = foreign_prog();
+	CHECK(!bpf_prog_attach(pfd, cfd, BPF_CGROUP_DEVICE, BPF_F_ALLOW_MULTI));
+	t = trace_start(rel);
+	CHECK(!bpf_prog_detach2(pfd, cfd, BPF_CGROUP_DEVICE));
+	usleep(2000);
+	CHECK(!bpf_prog_attach(pfd, cfd, BPF_CGROUP_DEVICE, BPF_F_ALLOW_MULTI));
+	all = trace_stop(&t);
+	json_array_foreach(all, i, o) {
+		if (strcmp(str(o, "type"), "gap"))
+			continue;
+		gaps++;
+		CHECK_STR(str(o, "kind"), "v2_no_filter");
+		CHECK_STR(str(o, "cgroup"), rel);
+		CHECK_INT(num(o, "writer_pid"), getpid());
+		CHECK(num(o, "window_ns") >= 2000000);
+	}
+	CHECK_INT(gaps, 1);
+	close(pfd);
+	close(cfd);
+	json_decref(all);
+}
+
+TEST(kprobe_variant_loads_and_passes_the_verifier)
+{
+	struct devcg_error err = { 0 };
+
+	need_root();
+	CHECK_MSG(devcg_tracer_probe(DEVCG_HOOKS_KPROBE, false, &err) == 0, "%s", err.msg);
+}
+
+TEST(kprobe_variant_attaches_or_is_refused_with_a_reason)
+{
+	struct devcg_error err = { 0 };
+	int ret;
+
+	need_root();
+	ret = devcg_tracer_probe(DEVCG_HOOKS_KPROBE, true, &err);
+	if (ret) /* here: no kprobes in the kernel */
+		CHECK_MSG(strstr(err.msg, "kprobe: attach failed") != NULL, "%s", err.msg);
+}
+
+TEST(fentry_variant_loads_or_is_refused_with_a_reason)
+{
+	struct devcg_error err = { 0 };
+	int ret;
+
+	need_root();
+	ret = devcg_tracer_probe(DEVCG_HOOKS_FENTRY, false, &err);
+	if (ret) /* this machine refuses fentry programs with EPERM */
+		CHECK_MSG(ret == -EPERM && strstr(err.msg, "fentry: loading refused"), "%d: %s", ret, err.msg);
+}
+
+TEST(hook_selection_says_what_it_chose_and_falls_back)
+{
+	struct devcg_tracer_opts to = { .sz = sizeof(to), .mount_tracefs = false };
+	struct devcg_error err = { 0 };
+	struct devcg_tracer *tr;
+	int kp, fe;
+
+	need_root();
+	kp = devcg_tracer_probe(DEVCG_HOOKS_KPROBE, true, NULL);
+	fe = devcg_tracer_probe(DEVCG_HOOKS_FENTRY, true, NULL);
+	if (access("/sys/kernel/tracing/events/syscalls", F_OK) &&
+	    access("/sys/kernel/debug/tracing/events/syscalls", F_OK))
+		to.mount_tracefs = true; /* only in our own (forked) mount namespace */
+	CHECK_MSG(!devcg_tracer_open(&tr, &to, &err), "%s", err.msg);
+	if (!fe) {
+		CHECK_INT(devcg_tracer_write_source(tr), DEVCG_SRC_FENTRY);
+	} else if (!kp) {
+		CHECK_INT(devcg_tracer_write_source(tr), DEVCG_SRC_KPROBE);
+		CHECK(strstr(devcg_tracer_hooks(tr), "not fentry:") != NULL);
+	} else {
+		CHECK_INT(devcg_tracer_write_source(tr), DEVCG_SRC_TRACEPOINT);
+		CHECK(strstr(devcg_tracer_hooks(tr), "not fentry:") != NULL);
+		CHECK(strstr(devcg_tracer_hooks(tr), "not kprobe:") != NULL);
+	}
+	devcg_tracer_close(tr);
+}
+
+TEST(asking_for_hooks_the_kernel_lacks_fails_with_a_message)
+{
+	char cmd[512];
+	int status;
+
+	need_root();
+	if (!devcg_tracer_probe(DEVCG_HOOKS_KPROBE, true, NULL))
+		SKIP("this kernel attaches kprobes");
+	snprintf(cmd, sizeof(cmd), "%s trace --hooks kprobe --duration 1 2>&1 | grep -q 'kprobe: attach failed'",
+		 devcg_bin());
+	status = system(cmd);
+	CHECK_INT(WEXITSTATUS(status), 0);
+}
+
+#include <bpf/libbpf.h>
+
+static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return level == LIBBPF_WARN && getenv("DEVCG_TEST_VERBOSE") ? vfprintf(stderr, fmt, ap) : 0;
+}
+
+/* The probes of hooks this kernel lacks fail on purpose: keep libbpf quiet. */
+__attribute__((constructor)) static void quiet_libbpf(void)
+{
+	libbpf_set_print(quiet);
+}
