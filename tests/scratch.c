@@ -24,7 +24,7 @@
 #define PREFIX "devcg-test-"
 
 static char tag[32];
-static char cg2_root[PATH_MAX], dev_root[PATH_MAX];
+static char cg2_root[PATH_MAX], dev_root[PATH_MAX], frz_root[PATH_MAX];
 static bool roots_found;
 static unsigned int counter;
 
@@ -88,7 +88,7 @@ static bool has_option(const char *list, const char *opt)
  */
 static void find_roots(void)
 {
-	bool cg2_whole = false, dev_whole = false;
+	bool cg2_whole = false, dev_whole = false, frz_whole = false;
 	char line[4096];
 	FILE *f;
 
@@ -128,6 +128,10 @@ static void find_roots(void)
 			   (!dev_root[0] || (whole && !dev_whole))) {
 			snprintf(dev_root, sizeof(dev_root), "%s", field[4]);
 			dev_whole = whole;
+		} else if (!strcmp(fstype, "cgroup") && has_option(super, "freezer") &&
+			   (!frz_root[0] || (whole && !frz_whole))) {
+			snprintf(frz_root, sizeof(frz_root), "%s", field[4]);
+			frz_whole = whole;
 		}
 	}
 	fclose(f);
@@ -145,6 +149,12 @@ const char *scratch_devices_root(void)
 	return dev_root[0] ? dev_root : NULL;
 }
 
+const char *scratch_freezer_root(void)
+{
+	find_roots();
+	return frz_root[0] ? frz_root : NULL;
+}
+
 static bool is_scratch_name(const char *name)
 {
 	const char *t = scratch_tag();
@@ -155,7 +165,7 @@ static bool is_scratch_name(const char *name)
 
 int scratch_is_ours(const char *path)
 {
-	const char *roots[2] = { scratch_cgroup2_root(), scratch_devices_root() };
+	const char *roots[3] = { scratch_cgroup2_root(), scratch_devices_root(), scratch_freezer_root() };
 	int i;
 
 	size_t len = strlen(path);
@@ -163,7 +173,7 @@ int scratch_is_ours(const char *path)
 	if (strstr(path, "/../") || strstr(path, "/./") ||
 	    (len >= 3 && !strcmp(path + len - 3, "/..")))
 		return 0;
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 3; i++) {
 		size_t n = roots[i] ? strlen(roots[i]) : 0;
 
 		if (!n)
@@ -227,12 +237,13 @@ static ssize_t read_file(const char *path, char *buf, size_t size)
 
 int scratch_cgroup_create(const char *parent, char *path, size_t size)
 {
-	const char *r2 = scratch_cgroup2_root(), *r1 = scratch_devices_root();
+	const char *r2 = scratch_cgroup2_root(), *r1 = scratch_devices_root(),
+		   *rf = scratch_freezer_root();
 
 	if (!parent)
 		return -EINVAL;
 	if (!scratch_is_ours(parent) && !(r2 && !strcmp(parent, r2)) &&
-	    !(r1 && !strcmp(parent, r1)))
+	    !(r1 && !strcmp(parent, r1)) && !(rf && !strcmp(parent, rf)))
 		return -EPERM;
 	for (;;) {
 		unsigned int seq = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
@@ -308,6 +319,8 @@ static int empty_cgroup(const char *cg)
 
 	if (on_cgroup2(cg))
 		scratch_cgroup_write(cg, "cgroup.kill", "1"); /* since Linux 5.14 */
+	else /* a frozen v1 task cannot die until thawed */
+		scratch_cgroup_write(cg, "freezer.state", "THAWED");
 	for (i = 0; i < 10000; i++) {
 		if (!kill_listed(cg))
 			return 0;
@@ -596,6 +609,7 @@ void scratch_cleanup(void)
 
 	remove_scratch_below(scratch_cgroup2_root(), true);
 	remove_scratch_below(scratch_devices_root(), true);
+	remove_scratch_below(scratch_freezer_root(), true);
 	for (i = 0; i < nb; i++)
 		remove_scratch_below(bases[i], false);
 }

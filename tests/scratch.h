@@ -24,6 +24,7 @@
 /* Mount points from /proc/self/mountinfo, or NULL when not mounted. */
 const char *scratch_cgroup2_root(void);
 const char *scratch_devices_root(void); /* cgroup v1 with the devices controller */
+const char *scratch_freezer_root(void); /* cgroup v1 with the freezer controller */
 
 /* The tag of this run ("12345"). */
 const char *scratch_tag(void);

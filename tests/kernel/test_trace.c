@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -242,6 +243,42 @@ TEST(trace_reports_the_v1_deny_all_replay_as_gaps_with_writer_and_victims)
 	CHECK(gaps >= 4 && gaps <= (size_t)cycles);
 	CHECK(gaps_with_victims > 0);
 	CHECK_INT(count_type(all, "summary"), 1);
+	json_decref(all);
+}
+
+TEST(trace_reports_the_freeze_written_before_a_gap)
+{
+	char cg[4096], frz[4096];
+	const char *rel;
+	struct tracer t;
+	json_t *all, *o;
+	size_t i, gaps = 0;
+
+	need_root();
+	if (!scratch_devices_root() || !scratch_freezer_root())
+		SKIP("the cgroup v1 devices and freezer controllers are not both mounted");
+	CHECK(!scratch_cgroup_create(scratch_devices_root(), cg, sizeof(cg)));
+	rel = rel_of(cg, scratch_devices_root());
+	/* the same path in the freezer hierarchy, as runc makes it */
+	snprintf(frz, sizeof(frz), "%s%s", scratch_freezer_root(), rel);
+	CHECK(!mkdir(frz, 0755));
+	t = trace_start(rel);
+	CHECK(!scratch_cgroup_write(frz, "freezer.state", "FROZEN"));
+	CHECK(!scratch_cgroup_write(cg, "devices.deny", "a"));
+	CHECK(!scratch_cgroup_write(cg, "devices.allow", "c 1:9 rwm"));
+	CHECK(!scratch_cgroup_write(frz, "freezer.state", "THAWED"));
+	usleep(150 * 1000);
+	/* control: the same update without a freeze */
+	CHECK(!scratch_cgroup_write(cg, "devices.deny", "a"));
+	CHECK(!scratch_cgroup_write(cg, "devices.allow", "c 1:9 rwm"));
+	all = trace_stop(&t);
+	json_array_foreach(all, i, o) {
+		if (strcmp(str(o, "type"), "gap"))
+			continue;
+		CHECK_STR(str(o, "freeze"), gaps ? "none" : "frozen");
+		gaps++;
+	}
+	CHECK_INT(gaps, 2);
 	json_decref(all);
 }
 

@@ -5,211 +5,32 @@
  * cgroup probes device nodes and every outcome is compared with
  * devcg_policy_check(), and devices.list with the policy's exceptions.
  *
- * What each probe asks the device cgroup (Linux 6.x):
- *  - open(2): may_open() calls inode_permission(MAY_OPEN | MAY_READ and/or
- *    MAY_WRITE), which calls devcgroup_inode_permission() before vfs_open()
- *    reaches the driver; block devices are checked again, identically, by
- *    bdev_permission(). A refusal is EPERM. Any other outcome (success,
- *    ENXIO or ENODEV from a missing driver, ...) comes from after the check,
- *    so it means "allowed"; it must then be the very outcome the same probe
- *    has when everything is allowed (recorded first), else the test fails.
- *  - mknod(2): vfs_mknod() calls devcgroup_inode_mknod() (access m); EPERM.
- *  - access(2): do_faccessat() calls inode_permission(mode | MAY_ACCESS);
- *    devcgroup_inode_permission() maps only MAY_READ and MAY_WRITE, so F_OK
- *    asks with access 0: always allowed when the default is allow, and
- *    allowed when the default is deny iff some exception of the device's
- *    type covers its major and minor, whatever its access. R_OK and W_OK
- *    ask r and w like open(2), without reaching any driver. (We are root,
- *    so the DAC checks before it always pass.) All four are probed.
- * The controls below show that the probes see the kernel's decision: deny
+ * What each probe asks the device cgroup, and which devices are probed: see
+ * probe.h (the prober is shared with test_live_differential.c). The controls
+ * below show that the probes see the kernel's decision: deny
  * all gives EPERM everywhere, allow all gives EPERM nowhere.
- *
- * Device numbers: majors {1, 5, 7, 10} and minors {3, 5, 6, 7}, char and
- * block. Block minors stay below 8 on purpose: opening b 7:8 would make the
- * loop driver create /dev/loop8 (CONFIG_BLOCK_LEGACY_AUTOLOAD), a lasting
- * side effect; loop0-7 exist already.
  */
 #include "devcg.h"
 #include "harness.h"
+#include "probe.h"
 #include "scratch.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
-
-static const uint32_t majors[] = { 1, 5, 7, 10 };
-static const uint32_t minors[] = { 3, 5, 6, 7 };
-#define NMAJ 4
-#define NMIN 4
-#define NDEV (2 * NMAJ * NMIN)
-
-enum { P_OPEN_R, P_OPEN_W, P_OPEN_RW, P_MKNOD, P_F_OK, P_R_OK, P_W_OK, P_RW_OK, NPROBE };
-#define NRES (NDEV * NPROBE)
-
-static const uint8_t probe_access[NPROBE] = {
-	DEVCG_ACC_READ, DEVCG_ACC_WRITE, DEVCG_ACC_READ | DEVCG_ACC_WRITE, DEVCG_ACC_MKNOD,
-	0, DEVCG_ACC_READ, DEVCG_ACC_WRITE, DEVCG_ACC_READ | DEVCG_ACC_WRITE,
-};
-static const char *const probe_name[NPROBE] = {
-	"open(O_RDONLY)", "open(O_WRONLY)", "open(O_RDWR)", "mknod",
-	"access(F_OK)", "access(R_OK)", "access(W_OK)", "access(R_OK|W_OK)",
-};
-
-struct dev {
-	uint8_t type;
-	uint32_t major, minor;
-	char name[24];
-};
-
-static struct dev devs[NDEV];
-
-static void init_devs(void)
-{
-	int i = 0, t, a, b;
-
-	for (t = 0; t < 2; t++)
-		for (a = 0; a < NMAJ; a++)
-			for (b = 0; b < NMIN; b++, i++) {
-				devs[i].type = t ? DEVCG_BLOCK : DEVCG_CHAR;
-				devs[i].major = majors[a];
-				devs[i].minor = minors[b];
-				snprintf(devs[i].name, sizeof(devs[i].name), "%c-%u-%u",
-					 t ? 'b' : 'c', majors[a], minors[b]);
-			}
-}
-
-static char dev_char(uint8_t type)
-{
-	return type == DEVCG_BLOCK ? 'b' : type == DEVCG_CHAR ? 'c' : 'a';
-}
-
-/* A temp directory holding one node per entry of devs[]. */
-static void make_devdir(char *dir, size_t size)
-{
-	struct scratch_node nodes[NDEV];
-	int i, err;
-
-	init_devs();
-	for (i = 0; i < NDEV; i++)
-		nodes[i] = (struct scratch_node){ devs[i].name, dev_char(devs[i].type),
-						  devs[i].major, devs[i].minor };
-	err = scratch_devdir_create(dir, size, nodes, NDEV);
-	CHECK_MSG(!err, "scratch_devdir_create: %s", strerror(-err));
-}
-
-/* ---- the prober: a child inside the cgroup ----------------------------- */
-
-struct prober {
-	const char *dir;
-	int cmd[2], res[2]; /* pipes: parent -> child, child -> parent */
-};
-
-static uint8_t outcome(int ok)
-{
-	return ok ? 0 : (uint8_t)(errno > 0 && errno < 256 ? errno : 255);
-}
-
-static uint8_t try_open(const char *path, int flags)
-{
-	int fd = open(path, flags | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-
-	if (fd >= 0)
-		close(fd);
-	return outcome(fd >= 0);
-}
-
-static void probe_all(const char *dir, uint8_t res[NRES])
-{
-	char path[PATH_MAX], fresh[PATH_MAX];
-	int i;
-
-	snprintf(fresh, sizeof(fresh), "%s/new", dir);
-	for (i = 0; i < NDEV; i++) {
-		uint8_t *r = &res[i * NPROBE];
-		mode_t type = devs[i].type == DEVCG_BLOCK ? S_IFBLK : S_IFCHR;
-		int ok;
-
-		snprintf(path, sizeof(path), "%s/%s", dir, devs[i].name);
-		r[P_OPEN_R] = try_open(path, O_RDONLY);
-		r[P_OPEN_W] = try_open(path, O_WRONLY);
-		r[P_OPEN_RW] = try_open(path, O_RDWR);
-		ok = !mknod(fresh, type | 0600, makedev(devs[i].major, devs[i].minor));
-		r[P_MKNOD] = outcome(ok);
-		if (ok)
-			unlink(fresh);
-		r[P_F_OK] = outcome(!access(path, F_OK));
-		r[P_R_OK] = outcome(!access(path, R_OK));
-		r[P_W_OK] = outcome(!access(path, W_OK));
-		r[P_RW_OK] = outcome(!access(path, R_OK | W_OK));
-	}
-}
-
-static bool read_full(int fd, void *buf, size_t len)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t r = read(fd, (char *)buf + done, len - done);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return false;
-		done += (size_t)r;
-	}
-	return true;
-}
-
-static bool write_full(int fd, const void *buf, size_t len)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t w = write(fd, (const char *)buf + done, len - done);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return false;
-		done += (size_t)w;
-	}
-	return true;
-}
-
-/* In the child: probe on each 'p', stop at 'q' or end of file. */
-static int prober_main(void *arg)
-{
-	struct prober *p = arg;
-	uint8_t res[NRES];
-	char c;
-
-	close(p->cmd[1]);
-	close(p->res[0]);
-	while (read_full(p->cmd[0], &c, 1) && c == 'p') {
-		probe_all(p->dir, res);
-		if (!write_full(p->res[1], res, sizeof(res)))
-			return 1;
-	}
-	return 0;
-}
 
 /* ---- a scratch v1 cgroup with a prober in it ------------------------------ */
 
 struct kcg {
 	char path[PATH_MAX];
 	struct prober p;
-	pid_t pid;
 	int allow_fd, deny_fd;
 	bool fresh; /* no rule written yet */
 };
@@ -222,12 +43,7 @@ static void kcg_open(struct kcg *k, const char *dir)
 	memset(k, 0, sizeof(*k));
 	err = scratch_cgroup_create(scratch_devices_root(), k->path, sizeof(k->path));
 	CHECK_MSG(!err, "scratch_cgroup_create: %s", strerror(-err));
-	k->p.dir = dir;
-	CHECK(!pipe2(k->p.cmd, O_CLOEXEC) && !pipe2(k->p.res, O_CLOEXEC));
-	k->pid = scratch_spawn(k->path, prober_main, &k->p);
-	CHECK_MSG(k->pid > 0, "scratch_spawn: %s", strerror((int)-k->pid));
-	close(k->p.cmd[0]);
-	close(k->p.res[1]);
+	prober_start(&k->p, k->path, dir);
 	snprintf(file, sizeof(file), "%s/devices.allow", k->path);
 	k->allow_fd = open(file, O_WRONLY | O_CLOEXEC);
 	snprintf(file, sizeof(file), "%s/devices.deny", k->path);
@@ -241,47 +57,12 @@ static void kcg_close(struct kcg *k)
 {
 	int status, err;
 
-	write_full(k->p.cmd[1], "q", 1);
-	close(k->p.cmd[1]);
-	close(k->p.res[0]);
 	close(k->allow_fd);
 	close(k->deny_fd);
-	status = scratch_wait(k->pid);
+	status = prober_stop(&k->p);
 	CHECK_MSG(status == 0, "prober exited with %d", status);
 	err = scratch_cgroup_remove(k->path);
 	CHECK_MSG(!err, "scratch_cgroup_remove %s: %s", k->path, strerror(-err));
-}
-
-/* The text the kernel parses, as written to devices.allow or devices.deny. */
-static void kernel_text(const struct devcg_rule *r, char *buf, size_t size)
-{
-	char maj[12], min[12], acc[4];
-	int n = 0;
-
-	if (r->type == DEVCG_ALL) {
-		/*
-		 * The kernel reads only the 'a'; both common spellings are used,
-		 * picked by the access bits, which 'a' ignores.
-		 */
-		snprintf(buf, size, "%s", r->access == DEVCG_ACC_ALL ? "a *:* rwm" : "a");
-		return;
-	}
-	if (r->access & DEVCG_ACC_READ)
-		acc[n++] = 'r';
-	if (r->access & DEVCG_ACC_WRITE)
-		acc[n++] = 'w';
-	if (r->access & DEVCG_ACC_MKNOD)
-		acc[n++] = 'm';
-	acc[n] = 0;
-	if (r->major == DEVCG_ANY)
-		snprintf(maj, sizeof(maj), "*");
-	else
-		snprintf(maj, sizeof(maj), "%u", r->major);
-	if (r->minor == DEVCG_ANY)
-		snprintf(min, sizeof(min), "*");
-	else
-		snprintf(min, sizeof(min), "%u", r->minor);
-	snprintf(buf, size, "%c %s:%s %s", dev_char(r->type), maj, min, acc);
 }
 
 /* Write one rule; 0 or -errno. */
@@ -300,53 +81,10 @@ static int kcg_write(struct kcg *k, const struct devcg_rule *r)
 
 static void kcg_probe(struct kcg *k, uint8_t res[NRES])
 {
-	CHECK_MSG(write_full(k->p.cmd[1], "p", 1) && read_full(k->p.res[0], res, NRES),
-		  "the prober in %s is gone", k->path);
+	prober_probe(&k->p, res);
 }
 
 /* ---- comparing --------------------------------------------------------------- */
-
-/* A growing text buffer for mismatch reports. */
-struct text {
-	char *s;
-	size_t len, cap;
-};
-
-__attribute__((format(printf, 2, 3))) static void text_add(struct text *t, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	for (;;) {
-		size_t room = t->cap - t->len;
-
-		va_start(ap, fmt);
-		n = vsnprintf(t->s ? t->s + t->len : NULL, t->s ? room : 0, fmt, ap);
-		va_end(ap);
-		if (n < 0)
-			return;
-		if (t->s && (size_t)n < room) {
-			t->len += (size_t)n;
-			return;
-		}
-		t->cap = (t->cap + (size_t)n + 1) * 2;
-		t->s = realloc(t->s, t->cap);
-		CHECK(t->s);
-	}
-}
-
-static const char *err_name(uint8_t e)
-{
-	static char buf[8][48];
-	static int i;
-
-	if (!e)
-		return "success";
-	i = (i + 1) % 8;
-	snprintf(buf[i], sizeof(buf[i]), "%s (%s)", strerrorname_np(e) ? strerrorname_np(e) : "?",
-		 strerror(e));
-	return buf[i];
-}
 
 static int cmp_ex(const void *pa, const void *pb)
 {
@@ -516,43 +254,7 @@ static int check_parse(const struct devcg_rule *r, struct text *out)
 }
 
 /* What the sequences exercised, to show the coverage. */
-static struct {
-	unsigned long merges, partial_removals, removals, resets, deny_end, probes_denied,
-		probes_allowed, most_exceptions;
-} stats;
-
-static const struct devcg_exception *find_key(const struct devcg_policy *pol,
-					      const struct devcg_rule *r)
-{
-	const struct devcg_exception *ex = devcg_policy_exceptions(pol);
-	size_t i, n = devcg_policy_count(pol);
-
-	for (i = 0; ex && i < n; i++)
-		if (ex[i].type == r->type && ex[i].major == r->major && ex[i].minor == r->minor)
-			return &ex[i];
-	return NULL;
-}
-
-/* Count what applying R to POL does, before it is applied. */
-static void count_effect(const struct devcg_policy *pol, const struct devcg_rule *r)
-{
-	const struct devcg_exception *old;
-	bool allow = r->verb == DEVCG_VERB_ALLOW;
-
-	if (r->type == DEVCG_ALL) {
-		stats.resets++;
-		return;
-	}
-	old = find_key(pol, r);
-	if (!old)
-		return;
-	if (allow != devcg_policy_default_allow(pol))
-		stats.merges++;
-	else if (old->access & ~r->access)
-		stats.partial_removals += (old->access & r->access) != 0;
-	else
-		stats.removals++;
-}
+static struct seq_stats stats;
 
 /*
  * Run one sequence from the policy of a fresh cgroup (the kernel's cgroup is
@@ -581,7 +283,7 @@ static int run_sequence(struct kcg *k, const struct devcg_rule *rules, size_t n,
 		char text[64];
 		int kret, dret;
 
-		count_effect(pol, &rules[i]);
+		seq_count_effect(&stats, pol, &rules[i]);
 		diff += check_parse(&rules[i], out);
 		kret = kcg_write(k, &rules[i]);
 		dret = devcg_policy_apply(pol, &rules[i], &derr);
@@ -606,83 +308,6 @@ static int run_sequence(struct kcg *k, const struct devcg_rule *rules, size_t n,
 	}
 	devcg_policy_free(pol);
 	return diff;
-}
-
-static void add_sequence(struct text *out, const struct devcg_rule *rules, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		char text[64];
-
-		kernel_text(&rules[i], text, sizeof(text));
-		text_add(out, "      echo '%s' > devices.%s\n", text,
-			 rules[i].verb == DEVCG_VERB_ALLOW ? "allow" : "deny");
-	}
-	if (!n)
-		text_add(out, "      (no rules)\n");
-}
-
-/* ---- random sequences ------------------------------------------------------- */
-
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-	/* splitmix64 */
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static uint32_t below(uint32_t n)
-{
-	return (uint32_t)(rnd() % n);
-}
-
-#define MAX_SEQ 32
-
-/*
- * 1..12 rules, or 13..32 for one sequence in five. Keys come from 4 majors x 4 minors plus '*', and a third of
- * the rules reuse the key of an earlier rule, so merges into an exception,
- * partial removals and exact-key removals are frequent; 'a' appears with
- * both verbs, and 40% of the sequences start with 'a' deny (as containers).
- */
-static size_t random_sequence(struct devcg_rule *rules)
-{
-	size_t n = below(5) ? 1 + below(12) : 13 + below(MAX_SEQ - 12), i;
-
-	for (i = 0; i < n; i++) {
-		struct devcg_rule *r = &rules[i];
-
-		r->verb = below(2) ? DEVCG_VERB_ALLOW : DEVCG_VERB_DENY;
-		r->access = (uint8_t)(1 + below(7));
-		if ((i == 0 && below(100) < 40) || below(100) < 7) {
-			if (i == 0)
-				r->verb = DEVCG_VERB_DENY;
-			r->type = DEVCG_ALL;
-			r->access = below(2) ? DEVCG_ACC_ALL : DEVCG_ACC_MKNOD; /* spelling */
-			r->major = DEVCG_ANY;
-			r->minor = DEVCG_ANY;
-			continue;
-		}
-		if (i > 0 && below(3) == 0) {
-			const struct devcg_rule *old = &rules[below((uint32_t)i)];
-
-			if (old->type != DEVCG_ALL) {
-				r->type = old->type;
-				r->major = old->major;
-				r->minor = old->minor;
-				continue;
-			}
-		}
-		r->type = below(2) ? DEVCG_CHAR : DEVCG_BLOCK;
-		r->major = below(5) ? majors[below(NMAJ)] : DEVCG_ANY;
-		r->minor = below(5) ? minors[below(NMIN)] : DEVCG_ANY;
-	}
-	return n;
 }
 
 /* Drop rules one at a time while the sequence still shows a difference. */
@@ -911,7 +536,7 @@ TEST(v1_kernel_decisions_and_devices_list_match_devcg_for_random_rule_sequences)
 			if (bad < 10) {
 				text_add(&report, "  sequence %lu (%s cgroup), %d differences:\n", s,
 					 fresh ? "fresh" : "reset", diff);
-				add_sequence(&report, rules, n);
+				text_add_sequence(&report, rules, n);
 				text_add(&report, "%s", out.s);
 			}
 			bad++;
@@ -930,7 +555,7 @@ TEST(v1_kernel_decisions_and_devices_list_match_devcg_for_random_rule_sequences)
 		first_bad_n = shrink(&k, first_bad, first_bad_n);
 		run_sequence(&k, first_bad, first_bad_n, &out);
 		text_add(&report, "  smallest sequence found from the first one:\n");
-		add_sequence(&report, first_bad, first_bad_n);
+		text_add_sequence(&report, first_bad, first_bad_n);
 		text_add(&report, "%s", out.s ? out.s : "");
 		free(out.s);
 	}

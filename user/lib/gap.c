@@ -140,13 +140,14 @@ static const char *freeze_state(struct devcg_gaps *g, const struct devcg_gap *ga
 	for (i = 0; i < g->nfreeze; i++) {
 		const struct freeze *f = &g->freezes[i];
 
-		if (strcmp(f->path, gap->cgroup) || !f->frozen || f->ts > gap->start_ns ||
+		if (strcmp(f->path, gap->cgroup) || f->ts > gap->start_ns ||
 		    f->ts + FREEZE_LOOKBACK_NS < gap->start_ns)
 			continue;
 		if (!best || f->ts > best->ts)
 			best = f;
 	}
-	if (!best)
+	/* the last freezer write before the window decides; THAWED means none */
+	if (!best || !best->frozen)
 		return "none";
 	return best->ret < 0 ? "failed" : "frozen";
 }

@@ -1,0 +1,231 @@
+/* systemd DeviceAllow= forms: /dev paths resolved with stat(), and
+ * char-NAME / block-NAME globs resolved in (a fake) /proc/devices. */
+#include "testutil.h"
+
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+static const char fake_proc_devices[] =
+	"Character devices:\n"
+	"  1 mem\n"
+	"  4 tty\n"
+	"  5 /dev/tty\n"
+	" 10 misc\n"
+	"136 pts\n"
+	"180 usb\n"
+	"189 usb_device\n"
+	"\n"
+	"Block devices:\n"
+	"  7 loop\n"
+	"  8 sd\n"
+	"259 blkext\n";
+
+/* Parse options that read the fake /proc/devices. */
+#define FAKE_OPTS(name)                                                           \
+	DEVCG_OPTS(devcg_parse_opts, name,                                        \
+		   .proc_devices = write_scratch("devices", fake_proc_devices))
+
+/* Skip unless PATH is a device node of the given kind; fills *st. */
+static void need_node(const char *path, bool chr, struct stat *st)
+{
+	if (stat(path, st) || !(chr ? S_ISCHR(st->st_mode) : S_ISBLK(st->st_mode)))
+		SKIP("%s is not a %s device here", path, chr ? "character" : "block");
+}
+
+/* ---- /dev paths ----------------------------------------------------------- */
+
+UTEST(path_dev_null_resolves_to_its_char_device_with_rwm)
+{
+	struct stat st;
+	struct devcg_rules *r;
+
+	need_node("/dev/null", true, &st);
+	r = PARSE_OK("/dev/null");
+	CHECK_INT(devcg_rules_count(r), 1);
+	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, major(st.st_rdev), minor(st.st_rdev), RWM);
+	/* on Linux /dev/null is always 1:3 */
+	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, 1, 3, RWM);
+	devcg_rules_free(r);
+}
+
+UTEST(path_with_verb_and_access_keeps_them)
+{
+	struct stat st;
+	struct devcg_rules *r;
+
+	need_node("/dev/zero", true, &st);
+	r = PARSE_OK("deny /dev/zero r\nallow /dev/zero wm\n/dev/zero\tmr\n");
+	CHECK_INT(devcg_rules_count(r), 3);
+	CHECK_RULE(r, 0, DENY, DEVCG_CHAR, 1, 5, R);
+	CHECK_RULE(r, 1, ALLOW, DEVCG_CHAR, 1, 5, W | M);
+	CHECK_RULE(r, 2, ALLOW, DEVCG_CHAR, 1, 5, R | M);
+	devcg_rules_free(r);
+}
+
+UTEST(path_of_a_block_device_gives_a_block_rule)
+{
+	static const char *candidates[] = { "/dev/loop0", "/dev/vda", "/dev/sda", "/dev/nvme0n1" };
+	struct devcg_rules *r;
+	struct stat st;
+	char text[64];
+	size_t i;
+
+	for (i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++)
+		if (!stat(candidates[i], &st) && S_ISBLK(st.st_mode))
+			break;
+	if (i == sizeof(candidates) / sizeof(candidates[0]))
+		SKIP("no block device node found");
+	snprintf(text, sizeof(text), "%s r", candidates[i]);
+	r = PARSE_OK(text);
+	CHECK_RULE(r, 0, ALLOW, DEVCG_BLOCK, major(st.st_rdev), minor(st.st_rdev), R);
+	devcg_rules_free(r);
+}
+
+UTEST(path_that_does_not_exist_is_an_error_with_enoent)
+{
+	PARSE_ERR("c 1:3 r\nallow /nonexistent/devcg-test rw\n", -ENOENT,
+		  "in:2:7: cannot stat /nonexistent/devcg-test: No such file or directory");
+}
+
+UTEST(path_of_a_regular_file_or_directory_is_an_error)
+{
+	const char *file = write_scratch("plain", "not a device\n");
+	char text[512], want[512];
+
+	snprintf(text, sizeof(text), "%s rw", file);
+	snprintf(want, sizeof(want), "in:1:1: %s is not a device node", file);
+	PARSE_ERR(text, -ENOTBLK, want);
+	PARSE_ERR("deny / r", -ENOTBLK, "in:1:6: / is not a device node");
+}
+
+UTEST(path_with_bad_or_extra_access_is_an_error)
+{
+	PARSE_ERR("/dev/null rwx", -EINVAL, "in:1:11: access must be letters of 'rwm', not 'rwx'");
+	PARSE_ERR("/dev/null r w", -EINVAL, "in:1:13: unexpected text after the access");
+}
+
+/* ---- char-NAME and block-NAME ------------------------------------------------ */
+
+UTEST(char_name_gives_every_minor_of_the_matching_major)
+{
+	FAKE_OPTS(opts);
+	struct devcg_rules *r = PARSE_OK_OPTS("char-mem\ndeny char-pts w\n", &opts);
+
+	CHECK_INT(devcg_rules_count(r), 2);
+	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, 1, ANY, RWM);
+	CHECK_RULE(r, 1, DENY, DEVCG_CHAR, 136, ANY, W);
+	devcg_rules_free(r);
+}
+
+UTEST(char_name_glob_gives_one_rule_per_matching_driver_in_file_order)
+{
+	FAKE_OPTS(opts);
+	struct devcg_rules *r = PARSE_OK_OPTS("char-usb* r\nchar-[mp]*\n", &opts);
+
+	CHECK_INT(devcg_rules_count(r), 5);
+	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, 180, ANY, R);
+	CHECK_RULE(r, 1, ALLOW, DEVCG_CHAR, 189, ANY, R);
+	CHECK_RULE(r, 2, ALLOW, DEVCG_CHAR, 1, ANY, RWM);
+	CHECK_RULE(r, 3, ALLOW, DEVCG_CHAR, 10, ANY, RWM);
+	CHECK_RULE(r, 4, ALLOW, DEVCG_CHAR, 136, ANY, RWM);
+	devcg_rules_free(r);
+}
+
+UTEST(block_name_looks_only_in_the_block_section)
+{
+	FAKE_OPTS(opts);
+	struct devcg_rules *r = PARSE_OK_OPTS("block-loop\nblock-sd r\nblock-* m\n", &opts);
+
+	CHECK_INT(devcg_rules_count(r), 5);
+	CHECK_RULE(r, 0, ALLOW, DEVCG_BLOCK, 7, ANY, RWM);
+	CHECK_RULE(r, 1, ALLOW, DEVCG_BLOCK, 8, ANY, R);
+	CHECK_RULE(r, 2, ALLOW, DEVCG_BLOCK, 7, ANY, M);
+	CHECK_RULE(r, 3, ALLOW, DEVCG_BLOCK, 8, ANY, M);
+	CHECK_RULE(r, 4, ALLOW, DEVCG_BLOCK, 259, ANY, M);
+	devcg_rules_free(r);
+}
+
+UTEST(name_with_no_matching_driver_is_an_error_with_enoent)
+{
+	FAKE_OPTS(opts);
+
+	/* loop is a block driver, mem a character one */
+	PARSE_ERR_OPTS("char-loop", &opts, -ENOENT,
+		       "in:1:1: no character device driver matches this name in /proc/devices");
+	PARSE_ERR_OPTS("c 1:3 r\ndeny block-mem r", &opts, -ENOENT,
+		       "in:2:6: no block device driver matches this name in /proc/devices");
+	/* the glob must match the whole name */
+	PARSE_ERR_OPTS("char-us", &opts, -ENOENT,
+		       "in:1:1: no character device driver matches this name in /proc/devices");
+}
+
+UTEST(name_without_driver_is_an_error)
+{
+	FAKE_OPTS(opts);
+
+	PARSE_ERR_OPTS("char-", &opts, -EINVAL, "in:1:1: missing driver name after 'char-'");
+	PARSE_ERR_OPTS("allow block- r", &opts, -EINVAL,
+		       "in:1:7: missing driver name after 'block-'");
+}
+
+UTEST(name_with_bad_or_extra_access_is_an_error)
+{
+	FAKE_OPTS(opts);
+
+	PARSE_ERR_OPTS("char-mem rq", &opts, -EINVAL,
+		       "in:1:10: access must be letters of 'rwm', not 'rq'");
+	PARSE_ERR_OPTS("char-mem r w", &opts, -EINVAL, "in:1:12: unexpected text after the access");
+}
+
+UTEST(name_error_after_expanded_lines_appends_nothing)
+{
+	FAKE_OPTS(opts);
+
+	PARSE_ERR_OPTS("char-*\nblock-*\nchar-nosuchdriver\n", &opts, -ENOENT,
+		       "in:3:1: no character device driver matches this name in /proc/devices");
+}
+
+UTEST(name_when_proc_devices_cannot_be_read_is_an_error)
+{
+	char path[256];
+	DEVCG_OPTS(devcg_parse_opts, opts, .proc_devices = path);
+
+	snprintf(path, sizeof(path), "%s/no-such-devices", scratch());
+	PARSE_ERR_OPTS("char-mem", &opts, -ENOENT,
+		       "in:1:1: cannot read /proc/devices to resolve this name");
+}
+
+UTEST(name_ignores_proc_devices_option_beyond_the_struct_size)
+{
+	/* an options struct too small to hold proc_devices: the real file is used */
+	const char *fake = write_scratch("devices", "Character devices:\n 99 mem\n");
+	struct devcg_parse_opts opts = {
+		.sz = offsetof(struct devcg_parse_opts, proc_devices),
+		.proc_devices = fake,
+	};
+	struct devcg_rules *r;
+	FILE *f = fopen("/proc/devices", "r");
+
+	if (!f)
+		SKIP("/proc/devices is not readable");
+	fclose(f);
+	r = PARSE_OK_OPTS("char-mem", &opts);
+	CHECK_INT(devcg_rules_count(r), 1);
+	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, 1, ANY, RWM); /* mem is major 1 on Linux */
+	devcg_rules_free(r);
+}
+
+UTEST(name_resolves_against_the_real_proc_devices_by_default)
+{
+	FILE *f = fopen("/proc/devices", "r");
+	struct devcg_rules *r;
+
+	if (!f)
+		SKIP("/proc/devices is not readable");
+	fclose(f);
+	r = PARSE_OK("char-mem r");
+	CHECK_INT(devcg_rules_count(r), 1);
+	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, 1, ANY, R);
+	devcg_rules_free(r);
+}
