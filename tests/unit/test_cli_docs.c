@@ -7,7 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *const verbs[] = { "replace", "show", "check", "allow", "deny", "reset", "compile" };
+static const char *const verbs[] = { "replace", "show", "check", "allow", "deny", "reset", "compile",
+				     "trace" };
 
 static char *slurp_cmd(const char *cmd)
 {
