@@ -122,3 +122,6 @@ demo: deps
 
 clean:
 	$(Q)rm -rf $(BUILD)
+
+# Larger jobs keep their rules beside their code (tools/bench, tools/vmtest, ...).
+include $(wildcard tools/*/*.mk)
