@@ -2,6 +2,10 @@
 # Install what devcg builds and tests with, from Debian packages; idempotent.
 set -eu
 pkgs="make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool libjansson-dev pkg-config libclang-rt-14-dev"
+# extra sets: 'deps.sh bench' adds what make bench needs
+case "${1:-}" in
+bench) pkgs="$pkgs python3 gnuplot-nox" ;;
+esac
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

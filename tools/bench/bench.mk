@@ -1,0 +1,14 @@
+# make bench: numbers, not tests (see tools/bench/bench.c).
+BENCH_OUT := $(BUILD)/bench
+
+$(BUILD)/bench/bench: tools/bench/bench.c tests/scratch.c tests/scratch.h $(LIB_OBJS) | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(BUILD)/bench
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ tools/bench/bench.c tests/scratch.c $(LIB_OBJS) $(LDLIBS) -lm
+
+.PHONY: bench
+bench: deps
+	$(Q)tools/deps.sh bench
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench/bench
+	$(Q)$(BUILD)/bench/bench --out $(BENCH_OUT) --devcg $(BUILD)/devcg $(BENCH_ARGS)
+	$(Q)tools/bench/report.py $(BENCH_OUT)/results.json $(BENCH_OUT)

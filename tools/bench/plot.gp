@@ -1,0 +1,21 @@
+# Plots of make bench (dir is set by report.py).
+set terminal pngcairo size 900,540 noenhanced
+set logscale x
+set grid
+set key top left
+set xlabel "rules"
+
+set output dir."/cost.png"
+set title "open()+close() of /dev/null, cost as a ratio to no program"
+set ylabel "x no program"
+plot dir."/cost.dat" using 1:2 with linespoints title "devcg filter", \
+     dir."/cost.dat" using 1:3 with linespoints title "compare chain (missing: refused by the verifier)"
+
+set output dir."/replace.png"
+set title "replacing the policy"
+set ylabel "ms (log)"
+set logscale y
+plot dir."/replace.dat" using 1:2 with linespoints title "devcg_replace() in process", \
+     dir."/replace.dat" using 1:3 with linespoints title "devcg replace command", \
+     dir."/replace.dat" using 1:4 with linespoints title "compare chain load + swap", \
+     dir."/replace.dat" using 1:5 with linespoints title "cgroup v1 'a' + list"
