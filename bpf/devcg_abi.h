@@ -13,6 +13,7 @@
 #define DEVCG_MAGIC 0x6c6f706763766564ULL
 #define DEVCG_ABI_VERSION 1
 #define DEVCG_PROG_NAME "devcg_filter"
+#define DEVCG_PROG_NAME_AUDIT "devcg_audit"
 
 /*
  * Which key shapes the exception map holds, one bit per (type, shape), so

@@ -7,6 +7,7 @@
  * access is at most four lookups whatever the number of rules.
  */
 #include <linux/bpf.h>
+#include <stdbool.h>
 #include <bpf/bpf_helpers.h>
 
 #include "devcg_abi.h"
@@ -21,9 +22,10 @@ struct {
 	__type(value, struct devcg_value);
 } exceptions SEC(".maps");
 
+/* Created only for the audit variant, which alone refers to it. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096); /* grown before load when auditing */
+	__uint(max_entries, 256 * 1024);
 } audit_events SEC(".maps");
 
 static __always_inline void audit(struct bpf_cgroup_dev_ctx *ctx, __u32 type, __u32 access,
@@ -60,7 +62,7 @@ static __always_inline void audit(struct bpf_cgroup_dev_ctx *ctx, __u32 type, __
  * on default deny one exception must hold every requested bit. Returns 1
  * when this exception decides the request. */
 static __always_inline int decide(struct bpf_cgroup_dev_ctx *ctx, __u32 type, __u32 access,
-				  __u32 major_any, __u32 minor_any)
+				  __u32 major_any, __u32 minor_any, const bool with_audit)
 {
 	struct devcg_key key = {
 		.type = type,
@@ -77,25 +79,38 @@ static __always_inline int decide(struct bpf_cgroup_dev_ctx *ctx, __u32 type, __
 	if (cfg.default_allow) {
 		if (!(val->access & access))
 			return 0;
-		if (cfg.audit)
+		if (with_audit)
 			audit(ctx, type, access, &key, val);
 		return 1;
 	}
 	return (access & ~val->access) == 0;
 }
 
-SEC("cgroup/dev")
-int devcg_filter(struct bpf_cgroup_dev_ctx *ctx)
+static __always_inline int filter(struct bpf_cgroup_dev_ctx *ctx, const bool with_audit)
 {
 	__u32 type = ctx->access_type & 0xffff;
 	__u32 access = ctx->access_type >> 16;
 
-	if (decide(ctx, type, access, 0, 0) || decide(ctx, type, access, 0, 1) ||
-	    decide(ctx, type, access, 1, 0) || decide(ctx, type, access, 1, 1))
+	if (decide(ctx, type, access, 0, 0, with_audit) || decide(ctx, type, access, 0, 1, with_audit) ||
+	    decide(ctx, type, access, 1, 0, with_audit) || decide(ctx, type, access, 1, 1, with_audit))
 		return !cfg.default_allow;
-	if (!cfg.default_allow && cfg.audit)
+	if (!cfg.default_allow && with_audit)
 		audit(ctx, type, access, 0, 0);
 	return cfg.default_allow;
+}
+
+/* Two variants, so that a filter without --audit carries no ring buffer;
+ * user space loads one of them. */
+SEC("cgroup/dev")
+int devcg_filter(struct bpf_cgroup_dev_ctx *ctx)
+{
+	return filter(ctx, false);
+}
+
+SEC("cgroup/dev")
+int devcg_audit(struct bpf_cgroup_dev_ctx *ctx)
+{
+	return filter(ctx, true);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -26,7 +26,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* The audit ring buffer of program ID, as an fd. */
+/* The audit ring buffer of program ID, as an fd, or -1 when it has none. */
 static int audit_ring(uint32_t id)
 {
 	struct bpf_prog_info info = { 0 };
@@ -49,7 +49,6 @@ static int audit_ring(uint32_t id)
 			close(m);
 	}
 	close(fd);
-	CHECK(ring >= 0);
 	return ring;
 }
 
@@ -68,6 +67,7 @@ static void audited(const char *rules, bool audit, int flags)
 	struct devcg_error err = { 0 };
 	struct ring_buffer *rb;
 	char cg[4096];
+
 	int ring;
 
 	if (geteuid() != 0 || !scratch_cgroup2_root())
@@ -77,14 +77,22 @@ static void audited(const char *rules, bool audit, int flags)
 	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
 	CHECK_MSG(!devcg_replace(cg, p, &o, &err), "%s", err.msg);
 	ring = audit_ring(o.prog_id);
+	nseen = 0;
+	if (!audit) {
+		/* a filter without --audit carries no ring buffer at all */
+		CHECK_INT(ring, -1);
+		CHECK_INT(scratch_run(cg, open_urandom, (void *)(long)flags), 0);
+		goto out;
+	}
+	CHECK(ring >= 0);
 	rb = ring_buffer__new(ring, on_event, NULL, NULL);
 	CHECK(rb != NULL);
-	nseen = 0;
 	/* the open must be refused (EPERM) for the run to count */
 	CHECK_INT(scratch_run(cg, open_urandom, (void *)(long)flags), 0);
 	ring_buffer__consume(rb);
 	ring_buffer__free(rb);
 	close(ring);
+out:
 	devcg_rules_free(list);
 	devcg_policy_free(p);
 }
@@ -112,8 +120,38 @@ TEST(audit_names_the_exception_that_denied)
 	CHECK_INT(seen[0].decider_access, DEVCG_ACC_WRITE);
 }
 
-TEST(without_audit_a_denial_reports_nothing)
+TEST(without_audit_the_filter_has_no_ring_buffer_and_still_denies)
 {
 	audited("deny a\nallow c 1:3 rwm\n", false, O_RDONLY);
 	CHECK_INT(nseen, 0);
+}
+
+TEST(audit_ring_is_kept_across_swaps_so_a_reader_follows_the_cgroup)
+{
+	struct devcg_rules *list = devcg_rules_new();
+	struct devcg_policy *p = devcg_policy_new();
+	DEVCG_OPTS(devcg_replace_opts, o, .audit = true);
+	struct bpf_map_info a = { 0 }, b = { 0 };
+	__u32 len = sizeof(a);
+	char cg[4096];
+	int r1, r2;
+
+	if (geteuid() != 0 || !scratch_cgroup2_root())
+		SKIP("needs root and cgroup2");
+	CHECK(!devcg_rules_parse(list, "deny a\n", 6, "test", NULL, NULL));
+	CHECK(!devcg_policy_apply_all(p, list, NULL));
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	CHECK(!devcg_replace(cg, p, &o, NULL));
+	r1 = audit_ring(o.prog_id);
+	CHECK(!devcg_replace(cg, p, &o, NULL));
+	r2 = audit_ring(o.prog_id);
+	CHECK(r1 >= 0 && r2 >= 0);
+	CHECK(!bpf_obj_get_info_by_fd(r1, &a, &len));
+	len = sizeof(b);
+	CHECK(!bpf_obj_get_info_by_fd(r2, &b, &len));
+	CHECK_INT(a.id, b.id);
+	close(r1);
+	close(r2);
+	devcg_rules_free(list);
+	devcg_policy_free(p);
 }

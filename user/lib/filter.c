@@ -15,7 +15,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#define AUDIT_RING_BYTES (256 * 1024)
 #define VERIFIER_LOG_BYTES (64 * 1024)
 
 static void fill_config(const struct devcg_policy *policy, const struct devcg_exception *ex,
@@ -69,7 +68,7 @@ int devcg_filter_load(const struct devcg_policy *policy, bool audit, int audit_r
 	size_t n = devcg_policy_count(policy);
 	char *log = calloc(1, VERIFIER_LOG_BYTES);
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .kernel_log_buf = log,
-		    .kernel_log_size = VERIFIER_LOG_BYTES, .kernel_log_level = 1);
+		    .kernel_log_size = VERIFIER_LOG_BYTES);
 	struct devcg_filter *skel = NULL;
 	struct devcg_exception *ex = NULL;
 	struct bpf_prog_info info = { 0 };
@@ -93,12 +92,15 @@ int devcg_filter_load(const struct devcg_policy *policy, bool audit, int audit_r
 	}
 	fill_config(policy, ex, n, audit, &skel->rodata->cfg);
 	ret = bpf_map__set_max_entries(skel->maps.exceptions, n ? (__u32)n : 1);
+	/* one variant is loaded; only the audit one has a ring buffer */
+	if (!ret)
+		ret = bpf_program__set_autoload(audit ? skel->progs.devcg_filter : skel->progs.devcg_audit,
+						false) ?:
+		      bpf_map__set_autocreate(skel->maps.audit_events, audit);
 	/* a new version keeps the audit ring of the one it replaces, so that
 	 * a reader (devcg trace) follows the cgroup across swaps */
 	if (!ret && audit && audit_ring >= 0)
 		ret = bpf_map__reuse_fd(skel->maps.audit_events, audit_ring);
-	else if (!ret && audit)
-		ret = bpf_map__set_max_entries(skel->maps.audit_events, AUDIT_RING_BYTES);
 	if (ret) {
 		devcg_err(err, ret, "cannot size the filter's maps: %s", strerror(-ret));
 		goto fail;
@@ -124,7 +126,7 @@ int devcg_filter_load(const struct devcg_policy *policy, bool audit, int audit_r
 				devcg_fault(fail_at, "freeze") ? "injected failure" : strerror(errno));
 		goto fail;
 	}
-	out->prog_fd = bpf_program__fd(skel->progs.devcg_filter);
+	out->prog_fd = bpf_program__fd(audit ? skel->progs.devcg_audit : skel->progs.devcg_filter);
 	if (bpf_obj_get_info_by_fd(out->prog_fd, &info, &info_len)) {
 		ret = devcg_err(err, -errno, "cannot read the filter's id: %s", strerror(errno));
 		goto fail;
@@ -228,8 +230,8 @@ int devcg_filter_read(int prog_fd, struct devcg_policy **policy, bool *audit, st
 	info.map_ids = (__u64)(unsigned long)map_ids;
 	if (bpf_obj_get_info_by_fd(prog_fd, &info, &info_len))
 		return devcg_err(err, -errno, "cannot read program info: %s", strerror(errno));
-	if (info.type != BPF_PROG_TYPE_CGROUP_DEVICE || strcmp(info.name, DEVCG_PROG_NAME) ||
-	    info.nr_map_ids > 8)
+	if (info.type != BPF_PROG_TYPE_CGROUP_DEVICE || info.nr_map_ids > 8 ||
+	    (strcmp(info.name, DEVCG_PROG_NAME) && strcmp(info.name, DEVCG_PROG_NAME_AUDIT)))
 		return 0;
 	for (i = 0; i < info.nr_map_ids; i++) {
 		struct bpf_map_info mi = { 0 };
