@@ -54,6 +54,8 @@ int devcg_rules_append(struct devcg_rules *rules, const struct devcg_rule *add, 
 	for (i = 0; i < n; i++)
 		if (!rule_valid(&add[i]))
 			return devcg_err(err, -EINVAL, "rule %zu is malformed", i + 1);
+	if (!n)
+		return 0; /* ADD may be NULL, and memcpy() must not see it */
 	if (rules->n + n > rules->cap) {
 		size_t cap = rules->cap ? rules->cap : 16;
 		struct devcg_rule *v;
