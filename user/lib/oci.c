@@ -56,8 +56,10 @@ static size_t skip_value(const char *s, size_t len, size_t i)
 		} else if (s[i] == ',' || s[i] == ':') {
 			i++;
 		} else {
-			while (i < len && !strchr(",]}: \t\r\n", s[i]))
+			/* a literal; strchr() would match a NUL byte, so step over it */
+			do
 				i++;
+			while (i < len && s[i] && !strchr(",]}: \t\r\n", s[i]));
 		}
 	} while (depth > 0);
 	return i;
