@@ -468,3 +468,34 @@ __attribute__((constructor)) static void quiet_libbpf(void)
 {
 	libbpf_set_print(quiet);
 }
+
+TEST(trace_stats_report_each_program_run_count_and_time)
+{
+	char cmd[512], line[65536];
+	json_t *summary = NULL, *progs, *p;
+	size_t i;
+	uint64_t runs = 0;
+	FILE *f;
+
+	need_root();
+	/* writes of the shell itself run the write tracepoints at least */
+	snprintf(cmd, sizeof(cmd), "%s -j trace --stats --duration 1 & sleep 0.6; "
+		 "for i in 1 2 3; do echo x > /dev/null; done; wait", devcg_bin());
+	f = popen(cmd, "r");
+	CHECK(f != NULL);
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "\"summary\""))
+			summary = json_loads(line, 0, NULL);
+	pclose(f);
+	CHECK(summary != NULL);
+	progs = json_object_get(summary, "programs");
+	CHECK(json_array_size(progs) >= 5);
+	json_array_foreach(progs, i, p) {
+		CHECK(json_is_string(json_object_get(p, "program")));
+		CHECK(json_is_integer(json_object_get(p, "run_time_ns")));
+		runs += (uint64_t)num(p, "run_cnt");
+	}
+	CHECK(runs > 0);
+	CHECK(json_is_number(json_object_get(summary, "events_per_second")));
+	json_decref(summary);
+}
