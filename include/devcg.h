@@ -191,7 +191,8 @@ struct devcg_replace_opts {
 	/* Out: the id of the program it replaced (0: first install). */
 	uint32_t replaced_id;
 	/* Testing aid: fail with -EIO at this step ("resolve", "query", "load",
-	 * "fill", "freeze", "attach", "verify"); NULL in normal use. */
+	 * "fill", "freeze", "attach", "verify"), or load a program the verifier
+	 * rejects ("verifier"); NULL in normal use. */
 	const char *fail_at;
 };
 

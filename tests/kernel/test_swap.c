@@ -594,3 +594,22 @@ TEST(threads_replace_on_different_cgroups_sharing_one_policy)
 	devcg_policy_free(a);
 	devcg_policy_free(b);
 }
+
+TEST(a_verifier_rejection_shows_its_log_and_leaves_the_previous_program)
+{
+	struct devcg_policy *a = policy_of(POLICY_A), *b = policy_of(POLICY_B);
+	DEVCG_OPTS(devcg_replace_opts, o, .fail_at = "verifier");
+	struct devcg_error err = { 0 };
+	uint32_t ids[64], id;
+	char cg[4096];
+
+	need_v2();
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	id = replace_ok(cg, a);
+	CHECK(devcg_replace(cg, b, &o, &err) < 0);
+	CHECK_MSG(strstr(err.msg, "verifier log") && strstr(err.msg, "insn"), "%s", err.msg);
+	CHECK_INT(attached(cg, ids, NULL), 1);
+	CHECK_INT(ids[0], id);
+	devcg_policy_free(a);
+	devcg_policy_free(b);
+}

@@ -102,10 +102,26 @@ int devcg_filter_load(const struct devcg_policy *policy, bool audit, int audit_r
 	if (!ret && audit && audit_ring >= 0)
 		ret = bpf_map__reuse_fd(skel->maps.audit_events, audit_ring);
 	if (ret) {
-		devcg_err(err, ret, "cannot size the filter's maps: %s", strerror(-ret));
+		devcg_err(err, ret, "cannot prepare the filter's maps: %s", strerror(-ret));
 		goto fail;
 	}
-	ret = devcg_fault(fail_at, "load") ? -EIO : devcg_filter__load(skel);
+	if (!ret && devcg_fault(fail_at, "verifier")) {
+		/* a program the verifier must reject: the first instruction exits
+		 * before R0 is set (same length, so the BTF line info still fits) */
+		struct bpf_program *prog = audit ? skel->progs.devcg_audit : skel->progs.devcg_filter;
+		size_t cnt = bpf_program__insn_cnt(prog);
+		struct bpf_insn *bad = calloc(cnt, sizeof(*bad));
+
+		ret = bad ? 0 : -ENOMEM;
+		if (bad) {
+			memcpy(bad, bpf_program__insns(prog), cnt * sizeof(*bad));
+			bad[0] = (struct bpf_insn){ .code = BPF_JMP | BPF_EXIT };
+			ret = bpf_program__set_insns(prog, bad, cnt);
+			free(bad);
+		}
+	}
+	if (!ret)
+		ret = devcg_fault(fail_at, "load") ? -EIO : devcg_filter__load(skel);
 	if (ret) {
 		size_t len = strlen(log);
 		const char *tail = len > 700 ? log + len - 700 : log;
