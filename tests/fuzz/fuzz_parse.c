@@ -217,6 +217,34 @@ const char *__ubsan_default_options(void)
 	return "halt_on_error=1:print_stacktrace=1";
 }
 
+/*
+ * Unless the command line sets one, give libFuzzer a short -timeout: its
+ * default (1200 s) would let one hanging input run far past
+ * -max_total_time, which is only checked between inputs. libFuzzer parses
+ * its flags after this hook, which may rewrite argv.
+ */
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	static char timeout[] = "-timeout=10";
+	static char *args[256];
+	int i;
+
+	for (i = 1; i < *argc; i++)
+		if (!strncmp((*argv)[i], "-timeout=", 9))
+			return 0;
+	if (*argc + 2 > (int)(sizeof(args) / sizeof(args[0])))
+		return 0;
+	args[0] = (*argv)[0];
+	args[1] = timeout;
+	for (i = 1; i < *argc; i++)
+		args[i + 1] = (*argv)[i];
+	args[*argc + 1] = NULL;
+	*argc += 1;
+	*argv = args;
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -281,6 +281,25 @@ UTEST(oci_duplicate_keys_are_invalid_json)
 	devcg_rules_free(r);
 }
 
+UTEST(oci_nul_byte_after_a_literal_does_not_hang_the_error_location)
+{
+	/*
+	 * jansson drops a NUL byte that directly follows a literal, so this
+	 * text parses as JSON; locating the error in the second element must
+	 * then step over the first one, NUL included, and return.
+	 */
+	static const char text[] = "[{\"allow\": true\0}, {\"allow\": 1}]";
+	struct devcg_rules *r = devcg_rules_new();
+	struct devcg_error err = { 0 };
+
+	alarm(2); /* a hang ends the test with SIGALRM */
+	CHECK_INT(devcg_rules_parse(r, text, sizeof(text) - 1, "in", NULL, &err), -EINVAL);
+	alarm(0);
+	CHECK_MSG(!strncmp(err.msg, "in:1:", 5), "%s", err.msg);
+	CHECK_INT(devcg_rules_count(r), 0);
+	devcg_rules_free(r);
+}
+
 UTEST(oci_error_in_a_later_element_appends_nothing)
 {
 	PARSE_ERR("[{\"allow\": false},\n"
@@ -327,4 +346,20 @@ UTEST(oci_of_100001_rules_fails_with_e2big_and_appends_nothing)
 	CHECK_INT(devcg_rules_count(r), 0);
 	devcg_rules_free(r);
 	free(text);
+}
+
+TEST(oci_linux_or_resources_that_are_not_objects_are_errors)
+{
+	const char *bad[] = { "{\"linux\": 5}", "{\"linux\": null}", "{\"linux\": {\"resources\": 5}}",
+			      "{\"linux\": {\"resources\": []}}" };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct devcg_rules *r = devcg_rules_new();
+		struct devcg_error err = { 0 };
+
+		CHECK_INT(devcg_rules_parse(r, bad[i], strlen(bad[i]), "in", NULL, &err), -EINVAL);
+		CHECK_MSG(strstr(err.msg, "must be an object") != NULL, "%s: %s", bad[i], err.msg);
+		CHECK_INT(devcg_rules_count(r), 0);
+		devcg_rules_free(r);
+	}
 }

@@ -240,6 +240,12 @@ int devcg_parse_oci(struct devcg_rules *rules, const char *text, size_t len, con
 			path[0].key = "linux";
 			path[1].key = "resources";
 			path[2].key = "devices";
+			/* a malformed config must not pass for one without device rules */
+			if (!json_is_object(linux_) || (res && !json_is_object(res))) {
+				ret = fail_at(&c, path, json_is_object(linux_) ? 2 : 1, -EINVAL,
+					      "\"%s\" must be an object", json_is_object(linux_) ? "resources" : "linux");
+				goto done;
+			}
 			depth = 3;
 			devices = res ? json_object_get(res, "devices") : NULL;
 			if (!devices || json_is_null(devices))
