@@ -31,7 +31,7 @@ CLI_OBJS := $(CLI_SRCS:user/cli/%.c=$(BUILD)/cli/%.o)
 HEADERS  := include/devcg.h $(wildcard user/lib/*.h user/cli/*.h bpf/*.h)
 
 UNIT_SRCS   := tests/harness.c $(wildcard tests/unit/*.c)
-KERNEL_SRCS := tests/harness.c tests/scratch.c tests/probe.c $(wildcard tests/kernel/*.c)
+KERNEL_SRCS := tests/harness.c tests/scratch.c tests/probe.c tests/reader.c $(wildcard tests/kernel/*.c)
 
 .PHONY: all deps demo test unit-test kernel-test fuzz clean install
 .DELETE_ON_ERROR:
@@ -89,7 +89,7 @@ $(BUILD)/tests/unit: $(UNIT_SRCS) tests/harness.h $(LIB_OBJS) | $(BUILD)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $(UNIT_SRCS) $(LIB_OBJS) $(LDLIBS)
 
-$(BUILD)/tests/kernel: $(KERNEL_SRCS) tests/harness.h tests/scratch.h tests/probe.h $(LIB_OBJS) | $(BUILD)/tests
+$(BUILD)/tests/kernel: $(KERNEL_SRCS) tests/harness.h tests/scratch.h tests/probe.h tests/reader.h $(LIB_OBJS) | $(BUILD)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $(KERNEL_SRCS) $(LIB_OBJS) $(LDLIBS)
 

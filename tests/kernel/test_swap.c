@@ -7,6 +7,7 @@
  */
 #include "devcg.h"
 #include "harness.h"
+#include "reader.h"
 #include "scratch.h"
 
 #include <errno.h>
@@ -21,38 +22,8 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
-#define NREADERS 2
-
-/* Counters the readers share with the test through a MAP_SHARED page. */
-struct reader_stats {
-	volatile int stop;
-	volatile unsigned long opens[NREADERS][2];
-	volatile unsigned long eperm[NREADERS][2];
-	volatile int ready[NREADERS];
-};
-
-static struct reader_stats *stats;
-static int reader_index;
 static const char *const reader_paths[2] = { "/dev/urandom", "/dev/null" };
-
-static int reader(void *arg)
-{
-	int me = (int)(intptr_t)arg;
-
-	stats->ready[me] = 1;
-	while (!stats->stop) {
-		for (int i = 0; i < 2; i++) {
-			int fd = open(reader_paths[i], O_RDONLY | O_CLOEXEC);
-
-			stats->opens[me][i]++;
-			if (fd >= 0)
-				close(fd);
-			else if (errno == EPERM)
-				stats->eperm[me][i]++;
-		}
-	}
-	return 0;
-}
+static struct readers *rd;
 
 static void need_v2(void)
 {
@@ -62,36 +33,23 @@ static void need_v2(void)
 		SKIP("no cgroup2 mount");
 }
 
-static pid_t readers[NREADERS];
-
-static void readers_start(const char *cg)
+/* Two readers of /dev/urandom and /dev/null in CG. */
+static void begin_readers(const char *cg)
 {
-	if (!stats) {
-		stats = mmap(NULL, sizeof(*stats), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-		CHECK(stats != MAP_FAILED);
-	}
-	memset((void *)stats, 0, sizeof(*stats));
-	for (reader_index = 0; reader_index < NREADERS; reader_index++) {
-		readers[reader_index] = scratch_spawn(cg, reader, (void *)(intptr_t)reader_index);
-		CHECK(readers[reader_index] > 0);
-	}
-	for (int i = 0; i < NREADERS; i++)
-		while (!stats->ready[i] || !stats->opens[i][1])
-			usleep(1000);
+	rd = readers_start(cg, 2, reader_paths, 2);
+	CHECK(rd != NULL);
 }
 
-/* Stop the readers; returns the EPERMs seen on PATH index I (all readers). */
-static void readers_stop(unsigned long eperm[2], unsigned long opens[2])
+/* Stop them; EPERMs and opens per path ([0] urandom, [1] null). */
+static void end_readers(unsigned long eperm[2], unsigned long opens[2])
 {
-	stats->stop = 1;
-	for (int i = 0; i < NREADERS; i++)
-		CHECK_INT(scratch_wait(readers[i]), 0);
-	eperm[0] = eperm[1] = opens[0] = opens[1] = 0;
-	for (int i = 0; i < NREADERS; i++)
-		for (int p = 0; p < 2; p++) {
-			eperm[p] += stats->eperm[i][p];
-			opens[p] += stats->opens[i][p];
-		}
+	CHECK_INT(readers_stop(rd), 0);
+	for (int p = 0; p < 2; p++) {
+		eperm[p] = readers_eperm(rd, p);
+		opens[p] = readers_opens(rd, p);
+	}
+	readers_free(rd);
+	rd = NULL;
 }
 
 static struct devcg_policy *policy_of(const char *text)
@@ -145,19 +103,19 @@ TEST(replace_under_readers_never_denies_and_control_does)
 	need_v2();
 	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
 	replace_ok(cg, a);
-	readers_start(cg);
+	begin_readers(cg);
 	for (int i = 0; i < 1000; i++)
 		replace_ok(cg, i % 2 ? a : b);
-	readers_stop(eperm, opens);
+	end_readers(eperm, opens);
 	CHECK(opens[0] > 1000 && opens[1] > 1000);
 	CHECK_INT(eperm[0], 0);
 	CHECK_INT(eperm[1], 0);
 
 	/* control: the same readers under a policy without /dev/urandom */
 	replace_ok(cg, no);
-	readers_start(cg);
+	begin_readers(cg);
 	usleep(50 * 1000);
-	readers_stop(eperm, opens);
+	end_readers(eperm, opens);
 	CHECK(eperm[0] > 0 && eperm[0] == opens[0]);
 	CHECK_INT(eperm[1], 0);
 	devcg_policy_free(a);
@@ -232,11 +190,11 @@ static void adopt_in_mode(__u32 flags)
 	cfd = open(cg, O_RDONLY | O_DIRECTORY);
 	CHECK(!bpf_prog_attach(fd, cfd, BPF_CGROUP_DEVICE, flags));
 	close(fd);
-	readers_start(cg);
+	begin_readers(cg);
 	id = replace_ok(cg, a);
 	for (int i = 0; i < 50; i++)
 		id = replace_ok(cg, i % 2 ? a : b);
-	readers_stop(eperm, opens);
+	end_readers(eperm, opens);
 	CHECK_INT(eperm[0] + eperm[1], 0);
 	CHECK(opens[0] > 0);
 	/* exactly ours is attached, in the mode the foreign one had */
@@ -252,9 +210,9 @@ static void adopt_in_mode(__u32 flags)
 		struct devcg_policy *no = policy_of(POLICY_NO_URANDOM);
 
 		replace_ok(cg, no);
-		readers_start(cg);
+		begin_readers(cg);
 		usleep(20 * 1000);
-		readers_stop(eperm, opens);
+		end_readers(eperm, opens);
 		CHECK(eperm[0] > 0);
 		devcg_policy_free(no);
 	}
@@ -493,9 +451,9 @@ TEST(rules_persist_after_the_cli_exits_and_reset_removes_them)
 
 		CHECK_INT(run_cmd(argv), 0);
 	}
-	readers_start(cg);
+	begin_readers(cg);
 	usleep(20 * 1000);
-	readers_stop(eperm, opens);
+	end_readers(eperm, opens);
 	CHECK(eperm[0] > 0 && eperm[0] == opens[0]); /* urandom refused */
 	CHECK_INT(eperm[1], 0);                      /* null allowed */
 	{
@@ -504,9 +462,9 @@ TEST(rules_persist_after_the_cli_exits_and_reset_removes_them)
 		CHECK_INT(run_cmd(argv), 0);
 	}
 	CHECK_INT(attached(cg, ids, NULL), 0);
-	readers_start(cg);
+	begin_readers(cg);
 	usleep(20 * 1000);
-	readers_stop(eperm, opens);
+	end_readers(eperm, opens);
 	CHECK_INT(eperm[0], 0);
 }
 
@@ -535,9 +493,9 @@ TEST(check_names_the_ancestor_that_denies)
 	{
 		unsigned long eperm[2], opens[2];
 
-		readers_start(child);
+		begin_readers(child);
 		usleep(20 * 1000);
-		readers_stop(eperm, opens);
+		end_readers(eperm, opens);
 		CHECK(eperm[0] > 0);
 		CHECK_INT(eperm[1], 0);
 	}

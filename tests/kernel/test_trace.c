@@ -7,6 +7,7 @@
  */
 #include "devcg.h"
 #include "harness.h"
+#include "reader.h"
 #include "scratch.h"
 #include "trace.h"
 
@@ -124,49 +125,7 @@ static const char *rel_of(const char *cg, const char *root)
 	return cg + strlen(root);
 }
 
-struct shared {
-	volatile int stop;
-	volatile unsigned long opens, eperm;
-};
-
-static struct shared *sh;
-
-static int reader(void *arg)
-{
-	(void)arg;
-	while (!sh->stop) {
-		int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-
-		sh->opens++;
-		if (fd >= 0)
-			close(fd);
-		else if (errno == EPERM)
-			sh->eperm++;
-	}
-	return 0;
-}
-
-static pid_t reader_start(const char *cg)
-{
-	pid_t pid;
-
-	if (!sh) {
-		sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-		CHECK(sh != MAP_FAILED);
-	}
-	memset((void *)sh, 0, sizeof(*sh));
-	pid = scratch_spawn(cg, reader, NULL);
-	CHECK(pid > 0);
-	while (sh->opens < 100)
-		usleep(1000);
-	return pid;
-}
-
-static void reader_stop(pid_t pid)
-{
-	sh->stop = 1;
-	CHECK_INT(scratch_wait(pid), 0);
-}
+static const char *const urandom_path[1] = { "/dev/urandom" };
 
 static void need_root(void)
 {
@@ -187,7 +146,7 @@ TEST(trace_reports_the_v1_deny_all_replay_as_gaps_with_writer_and_victims)
 	json_t *all, *o;
 	size_t i, gaps = 0, gaps_with_victims = 0, urandom = 0, deny_a = 0;
 	int cycles = 0;
-	pid_t r;
+	struct readers *r;
 
 	need_root();
 	if (!scratch_devices_root())
@@ -198,17 +157,19 @@ TEST(trace_reports_the_v1_deny_all_replay_as_gaps_with_writer_and_victims)
 	for (i = 0; i < 9; i++)
 		CHECK(!scratch_cgroup_write(cg, "devices.allow", allows[i]));
 	t = trace_start(rel);
-	r = reader_start(cg);
+	r = readers_start(cg, 1, urandom_path, 1);
+	CHECK(r != NULL);
 	/* the writer is this process: deny all, then replay nine allows */
-	while (cycles < 20 || (!sh->eperm && cycles < 5000)) {
+	while (cycles < 20 || (!readers_eperm(r, 0) && cycles < 5000)) {
 		CHECK(!scratch_cgroup_write(cg, "devices.deny", "a"));
 		for (i = 0; i < 9; i++)
 			CHECK(!scratch_cgroup_write(cg, "devices.allow", allows[i]));
 		cycles++;
 		usleep(cycles % 5 ? 0 : 120 * 1000); /* some pauses end bursts */
 	}
-	reader_stop(r);
-	CHECK(sh->eperm > 0); /* the gap is real: the reader was refused */
+	CHECK_INT(readers_stop(r), 0);
+	CHECK(readers_eperm(r, 0) > 0); /* the gap is real: the reader was refused */
+	readers_free(r);
 	all = trace_stop(&t);
 	json_array_foreach(all, i, o) {
 		if (!strcmp(str(o, "type"), "cgroup_write") && !strcmp(str(o, "file"), "devices.deny") &&
@@ -302,18 +263,20 @@ TEST(trace_sees_devcg_replace_as_atomic_with_no_gap_and_no_denial)
 	struct tracer t;
 	json_t *all, *o;
 	size_t i, replaces = 0;
-	pid_t r;
+	struct readers *r;
 
 	need_root();
 	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
 	rel = rel_of(cg, scratch_cgroup2_root());
 	CHECK(!devcg_replace(cg, a, NULL, NULL));
 	t = trace_start(rel);
-	r = reader_start(cg);
+	r = readers_start(cg, 1, urandom_path, 1);
+	CHECK(r != NULL);
 	for (i = 0; i < 100; i++)
 		CHECK(!devcg_replace(cg, i % 2 ? a : b, NULL, NULL));
-	reader_stop(r);
-	CHECK_INT(sh->eperm, 0);
+	CHECK_INT(readers_stop(r), 0);
+	CHECK_INT(readers_eperm(r, 0), 0);
+	readers_free(r);
 	all = trace_stop(&t);
 	json_array_foreach(all, i, o) {
 		if (!strcmp(str(o, "type"), "bpf_prog_change")) {

@@ -4,6 +4,7 @@
  */
 #include "devcg.h"
 #include "harness.h"
+#include "reader.h"
 #include "scratch.h"
 
 #include <errno.h>
@@ -15,27 +16,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-struct shared {
-	volatile int stop;
-	volatile unsigned long opens, eperm;
-};
-
-static struct shared *sh;
-
-static int reader(void *arg)
-{
-	(void)arg;
-	while (!sh->stop) {
-		int fd = open((sh->opens & 1) ? "/dev/null" : "/dev/urandom", O_RDONLY | O_CLOEXEC);
-
-		sh->opens++;
-		if (fd >= 0)
-			close(fd);
-		else if (errno == EPERM)
-			sh->eperm++;
-	}
-	return 0;
-}
+static const char *const reader_paths[2] = { "/dev/urandom", "/dev/null" };
 
 static struct devcg_policy *policy_of(const char *text)
 {
@@ -55,26 +36,20 @@ static void need_v1(char *cg, size_t len)
 	if (!scratch_devices_root())
 		SKIP("the cgroup v1 devices controller is not mounted (pure cgroup v2 host)");
 	CHECK(!scratch_cgroup_create(scratch_devices_root(), cg, len));
-	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	CHECK(sh != MAP_FAILED);
 }
 
-static pid_t start(const char *cg)
+/* A reader of /dev/urandom and /dev/null in CG. */
+static struct readers *start(const char *cg)
 {
-	pid_t pid;
+	struct readers *r = readers_start(cg, 1, reader_paths, 2);
 
-	memset((void *)sh, 0, sizeof(*sh));
-	pid = scratch_spawn(cg, reader, NULL);
-	CHECK(pid > 0);
-	while (sh->opens < 100)
-		usleep(1000);
-	return pid;
+	CHECK(r != NULL);
+	return r;
 }
 
-static void stop(pid_t pid)
+static uint64_t eperm(const struct readers *r)
 {
-	sh->stop = 1;
-	CHECK_INT(scratch_wait(pid), 0);
+	return readers_eperm(r, 0) + readers_eperm(r, 1);
 }
 
 TEST(v1_transitions_keep_devices_both_policies_allow)
@@ -84,17 +59,18 @@ TEST(v1_transitions_keep_devices_both_policies_allow)
 					   "allow c 10:200 rwm\n");
 	struct devcg_error err = { 0 };
 	char cg[4096];
-	pid_t pid;
+	struct readers *r;
 
 	need_v1(cg, sizeof(cg));
 	/* allow-all to deny-all: the one transition that needs a deny-all moment */
 	CHECK_INT(devcg_replace_v1(cg, a, &err), 1);
-	pid = start(cg);
+	r = start(cg);
 	for (int i = 0; i < 200; i++)
 		CHECK_MSG(devcg_replace_v1(cg, i % 2 ? a : b, &err) == 0, "%s", err.msg);
-	stop(pid);
-	CHECK(sh->opens > 1000);
-	CHECK_INT(sh->eperm, 0);
+	CHECK_INT(readers_stop(r), 0);
+	CHECK(readers_opens(r, 0) > 500);
+	CHECK_INT(eperm(r), 0);
+	readers_free(r);
 	devcg_policy_free(a);
 	devcg_policy_free(b);
 }
@@ -104,21 +80,22 @@ TEST(v1_deny_all_replay_does_open_a_gap)
 	/* the control for the test above: today's update on the same reader */
 	const char *allows[] = { "c 1:3 rwm", "c 1:5 rwm", "c 1:9 rwm", "c 5:1 rw", "c 136:* rw" };
 	char cg[4096];
-	pid_t pid;
+	struct readers *r;
 	int cycles = 0;
 
 	need_v1(cg, sizeof(cg));
 	CHECK(!scratch_cgroup_write(cg, "devices.deny", "a"));
 	for (size_t i = 0; i < 5; i++)
 		CHECK(!scratch_cgroup_write(cg, "devices.allow", allows[i]));
-	pid = start(cg);
-	while (!sh->eperm && cycles++ < 5000) {
+	r = start(cg);
+	while (!eperm(r) && cycles++ < 5000) {
 		CHECK(!scratch_cgroup_write(cg, "devices.deny", "a"));
 		for (size_t i = 0; i < 5; i++)
 			CHECK(!scratch_cgroup_write(cg, "devices.allow", allows[i]));
 	}
-	stop(pid);
-	CHECK(sh->eperm > 0);
+	CHECK_INT(readers_stop(r), 0);
+	CHECK(eperm(r) > 0);
+	readers_free(r);
 }
 
 TEST(v1_transition_ends_in_exactly_the_target_list)

@@ -15,6 +15,7 @@
 //   trace    the open loop with and without `devcg trace`; its event rate.
 #include "devcg.h"
 #include "harness.h"
+#include "reader.h"
 #include "scratch.h"
 
 #include <errno.h>
@@ -263,47 +264,26 @@ static double opens_per_second(const char *cg, int ms)
 	return (double)n * 1000.0 / ms;
 }
 
-/* ---- readers for the gap row ---------------------------------------------- */
+/* ---- readers for the gap row (tests/reader.c) ---------------------------- */
 
-struct shared {
-	volatile int stop;
-	volatile uint64_t opens, eperm;
-};
+static const char *const reader_paths[2] = { "/dev/urandom", "/dev/null" };
+static struct readers *rd;
 
-static struct shared *sh;
-
-static int reader(void *arg)
+static void readers_begin(const char *cg)
 {
-	(void)arg;
-	while (!sh->stop) {
-		int fd = open((sh->opens & 1) ? "/dev/null" : "/dev/urandom", O_RDONLY);
-
-		__atomic_fetch_add(&sh->opens, 1, __ATOMIC_RELAXED);
-		if (fd >= 0)
-			close(fd);
-		else if (errno == EPERM)
-			__atomic_fetch_add(&sh->eperm, 1, __ATOMIC_RELAXED);
-	}
-	return 0;
+	rd = readers_start(cg, 2, reader_paths, 2);
+	if (!rd)
+		die("readers");
 }
 
-static pid_t readers[2];
-
-static void readers_start(const char *cg)
+static uint64_t readers_end(void)
 {
-	memset((void *)sh, 0, sizeof(*sh));
-	for (int i = 0; i < 2; i++)
-		readers[i] = scratch_spawn(cg, reader, NULL);
-	while (sh->opens < 1000)
-		usleep(500);
-}
+	uint64_t e;
 
-static uint64_t readers_stop(void)
-{
-	sh->stop = 1;
-	for (int i = 0; i < 2; i++)
-		scratch_wait(readers[i]);
-	return sh->eperm;
+	readers_stop(rd);
+	e = readers_eperm(rd, 0) + readers_eperm(rd, 1);
+	readers_free(rd);
+	return e;
 }
 
 static void write_file(const char *path, const char *text)
@@ -501,10 +481,10 @@ static void row_gap(int n, json_t *row)
 
 	make_cg(cg, sizeof(cg));
 	devcg_replace(cg, a, NULL, NULL);
-	readers_start(cg);
+	readers_begin(cg);
 	for (i = 0; i < swaps; i++)
 		devcg_replace(cg, i % 2 ? a : b, NULL, NULL);
-	e = readers_stop();
+	e = readers_end();
 	json_object_set_new(row, "eperm_devcg_v2", json_pack("{s:I, s:i}", "eperm", (json_int_t)e, "swaps", swaps));
 	fprintf(stderr, "  %6d rules: EPERM during %d swaps: devcg v2 %llu", n, swaps, (unsigned long long)e);
 	if (scratch_devices_root()) {
@@ -513,16 +493,16 @@ static void row_gap(int n, json_t *row)
 		if (scratch_cgroup_create(scratch_devices_root(), v1, sizeof(v1)))
 			die("v1 cgroup");
 		v1_replay(v1, a);
-		readers_start(v1);
+		readers_begin(v1);
 		for (i = 0; i < swaps; i++)
 			v1_replay(v1, i % 2 ? a : b);
-		e = readers_stop();
+		e = readers_end();
 		json_object_set_new(row, "eperm_v1_replay", json_pack("{s:I, s:i}", "eperm", (json_int_t)e, "swaps", swaps));
 		fprintf(stderr, ", v1 replay %llu", (unsigned long long)e);
-		readers_start(v1);
+		readers_begin(v1);
 		for (i = 0; i < swaps; i++)
 			devcg_replace_v1(v1, i % 2 ? a : b, NULL);
-		e = readers_stop();
+		e = readers_end();
 		json_object_set_new(row, "eperm_devcg_v1", json_pack("{s:I, s:i}", "eperm", (json_int_t)e, "swaps", swaps));
 		fprintf(stderr, ", devcg replace --v1 %llu", (unsigned long long)e);
 	}
@@ -606,7 +586,6 @@ static void bench(void)
 	json_t *rows = json_array();
 	int s;
 
-	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	results = json_object();
 	for (s = 0; s < NSIZES; s++) {
 		json_t *row = json_pack("{s:i}", "rules", sizes[s]);

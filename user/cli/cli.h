@@ -58,6 +58,9 @@ void cli_format_exception(const struct devcg_exception *ex, char *buf, size_t le
 /* devcg allow / devcg deny: one rule applied by compare-and-swap. */
 int cli_update(struct cli *cli, int argc, char **argv, uint8_t verb, const struct verb *v);
 
+/* "rw", "m", ...: the letters of an access mask. */
+const char *cli_access_string(uint32_t access, char buf[4]);
+
 /* Print and free a JSON value on stdout, one line. */
 void cli_print_json(json_t *value);
 

@@ -143,7 +143,7 @@ void cli_format_exception(const struct devcg_exception *ex, char *buf, size_t le
 	snprintf(buf, len, "%s", line + strlen("allow "));
 }
 
-static const char *access_str(uint8_t access, char buf[4])
+const char *cli_access_string(uint32_t access, char buf[4])
 {
 	int n = 0;
 
@@ -161,7 +161,7 @@ json_t *cli_exception_json(const struct devcg_exception *ex, bool allow)
 {
 	char acc[4];
 	json_t *o = json_pack("{s:b, s:s, s:s}", "allow", allow, "type",
-			      ex->type == DEVCG_BLOCK ? "b" : "c", "access", access_str(ex->access, acc));
+			      ex->type == DEVCG_BLOCK ? "b" : "c", "access", cli_access_string(ex->access, acc));
 
 	/* '*' is null, as an absent major or minor is in OCI */
 	json_object_set_new(o, "major", ex->major == DEVCG_ANY ? json_null() : json_integer(ex->major));

@@ -112,20 +112,6 @@ static const char *dev_string(uint32_t type, uint32_t major, uint32_t minor, cha
 	return buf;
 }
 
-static const char *access_string(uint32_t access, char buf[4])
-{
-	int n = 0;
-
-	if (access & DEVCG_ACC_READ)
-		buf[n++] = 'r';
-	if (access & DEVCG_ACC_WRITE)
-		buf[n++] = 'w';
-	if (access & DEVCG_ACC_MKNOD)
-		buf[n++] = 'm';
-	buf[n] = '\0';
-	return buf;
-}
-
 static const char *source_name(uint32_t src)
 {
 	return src == DEVCG_SRC_FENTRY ? "fentry" : src == DEVCG_SRC_KPROBE ? "kprobe" : "tracepoint";
@@ -341,7 +327,7 @@ static void emit_check(struct session *s, const struct devcg_trace_event *ev)
 	if (!keep(s, ONLY_DENIALS, ev->pid, ev->comm, cg1, cg2))
 		return;
 	dev_string(ev->check.type, ev->check.major, ev->check.minor, dev, sizeof(dev));
-	access_string(ev->check.access, acc);
+	cli_access_string(ev->check.access, acc);
 	if (s->cli->json) {
 		json_t *o = common(s, "device_denied", ev->ts_ns, ev->pid, ev->tid, ev->comm, ev->ppid,
 				   ev->pcomm, source_name(ev->source));
@@ -375,7 +361,7 @@ static void emit_audit(struct session *s, const struct devcg_audit_event *a)
 	if (!keep(s, ONLY_DENIALS, a->pid, comm, NULL, cg))
 		return;
 	dev_string(a->type, a->major, a->minor, dev, sizeof(dev));
-	access_string(a->access, acc);
+	cli_access_string(a->access, acc);
 	if (a->decided)
 		cli_format_exception(&ex, exc, sizeof(exc));
 	if (s->cli->json) {
