@@ -571,3 +571,34 @@ TEST(a_verifier_rejection_shows_its_log_and_leaves_the_previous_program)
 	devcg_policy_free(a);
 	devcg_policy_free(b);
 }
+
+TEST(allow_on_a_cgroup_with_only_a_foreign_program_is_refused_unless_forced)
+{
+	DEVCG_OPTS(devcg_replace_opts, o);
+	struct devcg_rule r = { .verb = DEVCG_VERB_ALLOW, .type = DEVCG_CHAR, .access = DEVCG_ACC_ALL,
+				.major = 10, .minor = 229 };
+	struct devcg_error err = { 0 };
+	uint32_t ids[64], foreign_id;
+	char cg[4096];
+	int cfd, fd;
+
+	need_v2();
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	cfd = open(cg, O_RDONLY | O_DIRECTORY);
+	fd = foreign_prog();
+	CHECK(!bpf_prog_attach(fd, cfd, BPF_CGROUP_DEVICE, BPF_F_ALLOW_MULTI));
+	CHECK_INT(attached(cg, ids, NULL), 1);
+	foreign_id = ids[0];
+	/* the runtime's rules cannot be read: one rule must not replace them */
+	CHECK_INT(devcg_update(cg, &r, &o, &err), -EBUSY);
+	CHECK(strstr(err.msg, "devcg replace") != NULL);
+	CHECK_INT(attached(cg, ids, NULL), 1);
+	CHECK_INT(ids[0], foreign_id);
+	/* control: with --force it starts from allow-all and takes over */
+	o.force = true;
+	CHECK_MSG(!devcg_update(cg, &r, &o, &err), "%s", err.msg);
+	CHECK_INT(attached(cg, ids, NULL), 1);
+	CHECK_INT(ids[0], o.prog_id);
+	close(fd);
+	close(cfd);
+}

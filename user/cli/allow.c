@@ -11,14 +11,18 @@ const struct verb verb_allow = {
 	.run = run,
 	.summary = "apply one allow rule to a cgroup's live policy",
 	.usage =
-	"Usage: devcg allow [-j] [--audit] CGROUP RULE\n\n"
+	"Usage: devcg allow [-j] [--audit] [--force] CGROUP RULE\n\n"
 	"Read the live policy of CGROUP, apply RULE as a write to devices.allow, and\n"
 	"swap the result in naming the exact program read (compare-and-swap): when\n"
 	"another writer replaced it meanwhile, re-read and retry, so no update is\n"
-	"lost. A cgroup without a devcg filter starts from allow-all. RULE is\n"
+	"lost. A cgroup without device programs starts from allow-all; one with only\n"
+	"others' programs (a runtime's) is refused, since their rules cannot be read:\n"
+	"'devcg replace' the whole policy first. RULE is\n"
 	"'c 1:9 rwm', 'a', '/dev/null rw', 'char-pts', ... (the verb is implied).\n\n"
 	"Options:\n"
 	"      --audit  the new filter reports denials to its ring buffer\n"
+	"      --force  on a cgroup with only others' device programs, start from\n"
+	"               allow-all and replace them (without it: refused)\n"
 	"  -j, --json   print {\"cgroup\", \"prog_id\", \"replaced_id\", \"rule\"}\n"
 	"  -h, --help   this help\n\n"
 	"Example:\n"

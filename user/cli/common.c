@@ -218,6 +218,7 @@ int cli_update(struct cli *cli, int argc, char **argv, uint8_t verb, const struc
 {
 	static const struct option opts[] = {
 		{ "audit", no_argument, NULL, 'a' },
+		{ "force", no_argument, NULL, 'F' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -235,6 +236,7 @@ int cli_update(struct cli *cli, int argc, char **argv, uint8_t verb, const struc
 	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'a': ro.audit = true; break;
+		case 'F': ro.force = true; break;
 		case 'j': cli->json = true; break;
 		case 'h': return cli_help(v);
 		default: return cli_usage(cli, "unknown option");

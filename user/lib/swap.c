@@ -254,16 +254,29 @@ int devcg_replace(const char *cgroup, const struct devcg_policy *policy,
 }
 
 /* The live devcg policy of CG (allow-all when there is none) and its id. */
-static int read_own(struct devcg_cgroup *cg, struct devcg_policy **policy, uint32_t *id,
+static int read_own(struct devcg_cgroup *cg, bool force, struct devcg_policy **policy, uint32_t *id,
 		    struct devcg_error *err)
 {
 	struct attached a;
 	uint32_t i;
+	char ids[512];
 	int ret;
 
 	*policy = NULL;
 	*id = 0;
 	ret = query_attached(cg->fd, &a, err);
+	/* without our filter, a foreign program's rules cannot be read: one
+	 * rule applied to allow-all would silently drop them */
+	for (i = 0; !ret && i < a.n && !a.devcg[i]; i++)
+		;
+	if (!ret && a.n && i == a.n && !force) {
+		list_ids(&a, ids, sizeof(ids));
+		ret = devcg_err(err, -EBUSY,
+				"%s has device programs of others (%s) and no devcg filter; devcg cannot "
+				"read their rules, so one rule would replace them all: install the whole "
+				"policy with 'devcg replace' first, or pass --force to start from allow-all",
+				cg->rel, ids);
+	}
 	for (i = 0; !ret && i < a.n; i++) {
 		if (!a.devcg[i])
 			continue;
@@ -294,7 +307,7 @@ int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 		struct devcg_policy *policy;
 		uint32_t id;
 
-		ret = read_own(&cg, &policy, &id, err);
+		ret = read_own(&cg, o.force, &policy, &id, err);
 		if (ret == -EAGAIN) {
 			ret = 0;
 			continue;
