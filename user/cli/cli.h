@@ -55,6 +55,10 @@ json_t *cli_policy_json(const struct devcg_policy *policy);
 void cli_print_policy(struct cli *cli, const struct devcg_policy *policy);
 json_t *cli_exception_json(const struct devcg_exception *ex, bool allow);
 void cli_format_exception(const struct devcg_exception *ex, char *buf, size_t len);
+/* The options of a verb that takes only -j, -h and one CGROUP: returns -1
+ * with *CGROUP set to go on, or the exit code (after --help, or a usage error). */
+int cli_one_cgroup(struct cli *cli, int argc, char **argv, const struct verb *v, const char **cgroup);
+
 /* devcg allow / devcg deny: one rule applied by compare-and-swap. */
 int cli_update(struct cli *cli, int argc, char **argv, uint8_t verb, const struct verb *v);
 

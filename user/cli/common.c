@@ -276,3 +276,26 @@ int cli_update(struct cli *cli, int argc, char **argv, uint8_t verb, const struc
 		printf("%s: %s (program %u)\n", argv[optind], text, ro.prog_id);
 	return EXIT_OK;
 }
+
+int cli_one_cgroup(struct cli *cli, int argc, char **argv, const struct verb *v, const char **cgroup)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': cli->json = true; break;
+		case 'h': cli_help(v); return EXIT_OK;
+		default: return cli_usage(cli, "unknown option");
+		}
+	}
+	if (argc - optind != 1)
+		return cli_usage(cli, "expected one CGROUP");
+	*cgroup = argv[optind];
+	return -1;
+}

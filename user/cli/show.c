@@ -1,7 +1,6 @@
 // devcg show: the live policy of a cgroup, read back from its filter.
 #include "cli.h"
 
-#include <getopt.h>
 #include <stdio.h>
 
 static const char *const mode_names[] = { "exclusive", "override", "multi" };
@@ -21,28 +20,17 @@ static json_t *program_json(const struct devcg_program *p)
 
 static int run(struct cli *cli, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	struct devcg_error err = { 0 };
 	const struct devcg_program *own;
 	struct devcg_state *state;
 	size_t i;
-	int c, ret;
+	int ret;
+	const char *cg;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': cli->json = true; break;
-		case 'h': return cli_help(&verb_show);
-		default: return cli_usage(cli, "unknown option");
-		}
-	}
-	if (argc - optind != 1)
-		return cli_usage(cli, "expected one CGROUP");
-	ret = devcg_state_read(argv[optind], &state, &err);
+	ret = cli_one_cgroup(cli, argc, argv, &verb_show, &cg);
+	if (ret >= 0)
+		return ret;
+	ret = devcg_state_read(cg, &state, &err);
 	if (ret)
 		return cli_fail(cli, ret, &err);
 	own = devcg_state_own(state);
