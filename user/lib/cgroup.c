@@ -55,6 +55,31 @@ int devcg_cgroup2_mount(char *buf, size_t len, struct devcg_error *err)
 	return 0;
 }
 
+/*
+ * The root of the cgroup2 mount that PATH (absolute, resolved) is on: its
+ * last ancestor that is still cgroup2 on the same device. Cheaper than
+ * reading mountinfo, and right where several cgroup2 mounts exist.
+ */
+static void mount_of(const char *path, char *mount, size_t len)
+{
+	char cur[4096];
+	struct stat st, up;
+	struct statfs sfs;
+	char *slash;
+
+	snprintf(cur, sizeof(cur), "%s", path);
+	snprintf(mount, len, "%s", path);
+	if (stat(cur, &st))
+		return;
+	while ((slash = strrchr(cur, '/')) && slash != cur) {
+		*slash = '\0';
+		if (statfs(cur, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC || stat(cur, &up) ||
+		    up.st_dev != st.st_dev)
+			break;
+		snprintf(mount, len, "%s", cur);
+	}
+}
+
 int devcg_cgroup_resolve(const char *arg, struct devcg_cgroup *cg, struct devcg_error *err)
 {
 	char joined[PATH_MAX * 2];
@@ -64,24 +89,28 @@ int devcg_cgroup_resolve(const char *arg, struct devcg_cgroup *cg, struct devcg_
 
 	memset(cg, 0, sizeof(*cg));
 	cg->fd = -1;
-	ret = devcg_cgroup2_mount(cg->mount, sizeof(cg->mount), err);
-	if (ret)
-		return ret;
-	if (arg[0] == '/')
+	if (arg[0] == '/') {
 		snprintf(joined, sizeof(joined), "%s", arg);
-	else
+	} else {
+		ret = devcg_cgroup2_mount(cg->mount, sizeof(cg->mount), err);
+		if (ret)
+			return ret;
 		snprintf(joined, sizeof(joined), "%s/%s", cg->mount, arg);
+	}
 	if (!realpath(joined, cg->path))
 		return devcg_err(err, -errno, "%s: %s", arg, strerror(errno));
 	if (statfs(cg->path, &sfs))
 		return devcg_err(err, -errno, "%s: %s", arg, strerror(errno));
-	if (sfs.f_type != CGROUP2_SUPER_MAGIC)
+	if (sfs.f_type != CGROUP2_SUPER_MAGIC) {
+		char mnt[4096] = "?";
+
+		devcg_cgroup2_mount(mnt, sizeof(mnt), NULL);
 		return devcg_err(err, -ENOTDIR,
-				 "%s is not a cgroup v2 directory (cgroup2 is mounted at %s%s)", arg,
-				 cg->mount, sfs.f_type == CGROUP_SUPER_MAGIC ? "; for cgroup v1 use --v1" : "");
+				 "%s is not a cgroup v2 directory (cgroup2 is mounted at %s%s)", arg, mnt,
+				 sfs.f_type == CGROUP_SUPER_MAGIC ? "; for cgroup v1 use --v1" : "");
+	}
+	mount_of(cg->path, cg->mount, sizeof(cg->mount));
 	mlen = strlen(cg->mount);
-	if (strncmp(cg->path, cg->mount, mlen) || (cg->path[mlen] && cg->path[mlen] != '/'))
-		return devcg_err(err, -EXDEV, "%s is not below the cgroup2 mount %s", arg, cg->mount);
 	snprintf(cg->rel, sizeof(cg->rel), "%s", cg->path[mlen] ? cg->path + mlen : "/");
 	cg->fd = open(cg->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cg->fd < 0)

@@ -56,8 +56,9 @@ static void attached_close(struct attached *a)
 	a->n = 0;
 }
 
-/* The device programs attached to the cgroup itself, with an fd for each. */
-static int query_attached(int cg_fd, struct attached *a, struct devcg_error *err)
+/* The device programs attached to the cgroup itself, with an fd for each;
+ * with CLASSIFY, which of them are devcg filters (and audit ones). */
+static int query_attached(int cg_fd, bool classify, struct attached *a, struct devcg_error *err)
 {
 	__u32 flags = 0, cnt = MAX_PROGS, i;
 
@@ -77,6 +78,8 @@ static int query_attached(int cg_fd, struct attached *a, struct devcg_error *err
 			return devcg_err(err, ret == -ENOENT ? -EAGAIN : ret,
 					 "cannot open program %u: %s", a->ids[i], why(ret));
 		}
+		if (!classify)
+			continue;
 		ret = devcg_filter_read(a->fds[i], NULL, &a->audit[i], err);
 		if (ret < 0) {
 			attached_close(a);
@@ -129,7 +132,7 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 
 	if (devcg_fault(fail_at, "query"))
 		return devcg_err(err, -EIO, "injected failure at query");
-	ret = query_attached(cg->fd, &before, err);
+	ret = query_attached(cg->fd, true, &before, err);
 	if (ret)
 		return ret;
 	list_ids(&before, ids, sizeof(ids));
@@ -194,7 +197,7 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 	}
 
 	/* confirm that exactly the new program is attached */
-	ret = devcg_fault(fail_at, "verify") ? -EIO : query_attached(cg->fd, &after, err);
+	ret = devcg_fault(fail_at, "verify") ? -EIO : query_attached(cg->fd, false, &after, err);
 	if (!ret) {
 		if (after.n != 1 || after.ids[0] != v.prog_id) {
 			list_ids(&after, ids, sizeof(ids));
@@ -264,7 +267,7 @@ static int read_own(struct devcg_cgroup *cg, bool force, struct devcg_policy **p
 
 	*policy = NULL;
 	*id = 0;
-	ret = query_attached(cg->fd, &a, err);
+	ret = query_attached(cg->fd, true, &a, err);
 	/* without our filter, a foreign program's rules cannot be read: one
 	 * rule applied to allow-all would silently drop them */
 	for (i = 0; !ret && i < a.n && !a.devcg[i]; i++)
@@ -345,7 +348,7 @@ int devcg_reset(const char *cgroup, struct devcg_error *err)
 
 	ret = devcg_cgroup_resolve(cgroup, &cg, err);
 	if (!ret)
-		ret = query_attached(cg.fd, &a, err);
+		ret = query_attached(cg.fd, true, &a, err);
 	for (i = 0; !ret && i < a.n; i++) {
 		if (!a.devcg[i])
 			continue;
