@@ -67,6 +67,14 @@ static int check_live(struct cli *cli, int argc, char **argv)
 
 		snprintf(where, sizeof(where), "program %u on %s", by->id, by->cgroup);
 		ret = report(cli, where, 0, decided, &ex, devcg_policy_default_allow(by->policy));
+	} else if (devcg_state_own(state)) {
+		/* allowed by all: name what allowed it in the cgroup's own filter */
+		const struct devcg_program *own = devcg_state_own(state);
+		char where[4200];
+
+		devcg_policy_check(own->policy, type, major, minor, access, &ex, &decided);
+		snprintf(where, sizeof(where), "program %u on %s", own->id, own->cgroup);
+		ret = report(cli, where, 1, decided, &ex, devcg_policy_default_allow(own->policy));
 	} else {
 		ret = report(cli, NULL, 1, false, NULL, true);
 	}
