@@ -58,6 +58,40 @@ TEST(every_verb_is_in_the_main_help_and_the_man_page)
 	free(man);
 }
 
+TEST(bash_completion_offers_every_verb_and_every_long_option)
+{
+	char *comp = slurp_cmd("cat user/cli/devcg.bash");
+	int found = 0;
+
+	if (access(devcg(), X_OK))
+		SKIP("%s is not built", devcg());
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+		char cmd[512], *help, *p;
+
+		CHECK_MSG(strstr(comp, verbs[i]) != NULL, "'%s' missing from devcg.bash", verbs[i]);
+		snprintf(cmd, sizeof(cmd), "%s %s --help", devcg(), verbs[i]);
+		help = slurp_cmd(cmd);
+		for (p = help; (p = strstr(p, "--")); p += 2) {
+			char opt[64], word[80];
+			size_t n = 0;
+
+			while (n < sizeof(opt) - 1 && ((p[2 + n] >= 'a' && p[2 + n] <= 'z') || p[2 + n] == '1' ||
+						      p[2 + n] == '-'))
+				opt[n] = p[2 + n], n++;
+			opt[n] = '\0';
+			if (!n)
+				continue;
+			snprintf(word, sizeof(word), "--%s", opt);
+			CHECK_MSG(strstr(comp, word) != NULL, "'%s' of '%s --help' is not in devcg.bash", word,
+				  verbs[i]);
+			found++;
+		}
+		free(help);
+	}
+	CHECK(found > 10);
+	free(comp);
+}
+
 TEST(every_long_option_of_a_verb_help_is_in_the_man_page)
 {
 	char *man;

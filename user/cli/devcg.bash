@@ -1,0 +1,37 @@
+# bash completion for devcg; source it, or install it as
+# /usr/share/bash-completion/completions/devcg
+_devcg()
+{
+	local cur prev verb i
+	cur=${COMP_WORDS[COMP_CWORD]}
+	prev=${COMP_WORDS[COMP_CWORD-1]}
+	for ((i = 1; i < COMP_CWORD; i++)); do
+		case ${COMP_WORDS[i]} in
+		-*) ;;
+		*) verb=${COMP_WORDS[i]}; break ;;
+		esac
+	done
+	if [[ -z $verb ]]; then
+		COMPREPLY=($(compgen -W "replace show check allow deny reset compile trace -j --json -h --help -V --version" -- "$cur"))
+		return
+	fi
+	case $prev in
+	-f|--file|-r|--rules) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+	--only) COMPREPLY=($(compgen -W "gap writes denials" -- "$cur")); return ;;
+	--hooks) COMPREPLY=($(compgen -W "auto tracepoint kprobe fentry" -- "$cur")); return ;;
+	esac
+	local opts="-j --json -h --help"
+	case $verb in
+	replace) opts="$opts -f --file --audit --force --v1" ;;
+	allow|deny) opts="$opts --audit --force" ;;
+	check) opts="$opts -r --rules" ;;
+	compile) opts="$opts -f --file" ;;
+	trace) opts="$opts --cgroup --pid --comm --duration --only --hooks --stats" ;;
+	esac
+	if [[ $cur == -* ]]; then
+		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+	else
+		COMPREPLY=($(compgen -d -- "$cur"))
+	fi
+}
+complete -F _devcg devcg
