@@ -209,7 +209,8 @@ DEVCG_API int devcg_replace(const char *cgroup, const struct devcg_policy *polic
 /* Apply one rule to the live policy by compare-and-swap, retrying when
  * another writer got there first. A cgroup without any device program
  * starts from allow-all; one with only foreign programs is refused with
- * -EBUSY (their rules cannot be read) unless opts->force. */
+ * -EBUSY (their rules cannot be read) unless opts->force. A filter loaded
+ * with audit stays so. */
 DEVCG_API int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 			   struct devcg_replace_opts *opts, struct devcg_error *err);
 

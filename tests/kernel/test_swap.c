@@ -602,3 +602,113 @@ TEST(allow_on_a_cgroup_with_only_a_foreign_program_is_refused_unless_forced)
 	close(fd);
 	close(cfd);
 }
+
+TEST(concurrent_first_updates_on_an_empty_cgroup_lose_no_update)
+{
+	struct devcg_error err = { 0 };
+	struct devcg_state *s;
+	uint32_t ids[64];
+	pid_t kids[4];
+	char cg[4096];
+
+	need_v2();
+	CHECK(access(devcg_bin(), X_OK) == 0);
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	/* no program yet: every writer's first read finds none */
+	for (int k = 0; k < 4; k++) {
+		kids[k] = fork();
+		CHECK(kids[k] >= 0);
+		if (kids[k] == 0) {
+			for (int r = 0; r < 20; r++) {
+				char rule[64];
+				char *argv[] = { (char *)devcg_bin(), "deny", cg, rule, NULL };
+
+				snprintf(rule, sizeof(rule), "c %d:%d rwm", 300 + k, r);
+				if (run_cmd(argv))
+					_exit(1);
+			}
+			_exit(0);
+		}
+	}
+	for (int k = 0; k < 4; k++) {
+		int status;
+
+		CHECK(waitpid(kids[k], &status, 0) == kids[k]);
+		CHECK_INT(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0);
+	}
+	CHECK_INT(attached(cg, ids, NULL), 1);
+	CHECK_MSG(!devcg_state_read(cg, &s, &err), "%s", err.msg);
+	CHECK(devcg_state_own(s) != NULL);
+	CHECK_INT(devcg_policy_count(devcg_state_own(s)->policy), 80);
+	for (int k = 0; k < 4; k++)
+		for (int r = 0; r < 20; r++)
+			CHECK_INT(devcg_policy_check(devcg_state_own(s)->policy, DEVCG_CHAR, 300 + k, r,
+						     DEVCG_ACC_READ, NULL, NULL), 0);
+	/* control: a device nobody denied stays allowed */
+	CHECK_INT(devcg_policy_check(devcg_state_own(s)->policy, DEVCG_CHAR, 300, 20, DEVCG_ACC_READ,
+				     NULL, NULL), 1);
+	devcg_state_free(s);
+}
+
+TEST(adopts_a_foreign_program_attached_by_a_link_with_link_update)
+{
+	struct devcg_policy *a = policy_of(POLICY_A), *b = policy_of(POLICY_B);
+	unsigned long eperm[2], opens[2];
+	uint32_t ids[64], id = 0;
+	char cg[4096];
+	int cfd, fd, link;
+
+	need_v2();
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	cfd = open(cg, O_RDONLY | O_DIRECTORY);
+	fd = foreign_prog();
+	link = bpf_link_create(fd, cfd, BPF_CGROUP_DEVICE, NULL);
+	CHECK_MSG(link >= 0, "bpf_link_create: %s", strerror(errno));
+	begin_readers(cg);
+	for (int i = 0; i < 20; i++)
+		id = replace_ok(cg, i % 2 ? a : b);
+	end_readers(eperm, opens);
+	CHECK_INT(eperm[0] + eperm[1], 0);
+	CHECK_INT(attached(cg, ids, NULL), 1);
+	CHECK_INT(ids[0], id);
+	/* control: the link's program is ours and enforces */
+	{
+		struct devcg_policy *no = policy_of(POLICY_NO_URANDOM);
+
+		replace_ok(cg, no);
+		begin_readers(cg);
+		usleep(20 * 1000);
+		end_readers(eperm, opens);
+		CHECK(eperm[0] > 0);
+		devcg_policy_free(no);
+	}
+	close(link);
+	close(fd);
+	close(cfd);
+	devcg_policy_free(a);
+	devcg_policy_free(b);
+}
+
+TEST(allow_keeps_the_audit_of_the_live_filter)
+{
+	struct devcg_policy *a = policy_of(POLICY_A);
+	DEVCG_OPTS(devcg_replace_opts, o, .audit = true);
+	struct devcg_rule r = { .verb = DEVCG_VERB_ALLOW, .type = DEVCG_CHAR, .access = DEVCG_ACC_ALL,
+				.major = 10, .minor = 229 };
+	struct devcg_state *s;
+	char cg[4096];
+
+	need_v2();
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	CHECK(!devcg_replace(cg, a, &o, NULL));
+	CHECK(!devcg_update(cg, &r, NULL, NULL));
+	CHECK(!devcg_state_read(cg, &s, NULL));
+	CHECK(devcg_state_own(s) && devcg_state_own(s)->audit);
+	devcg_state_free(s);
+	/* control: a plain replace without --audit does drop it */
+	CHECK(!devcg_replace(cg, a, NULL, NULL));
+	CHECK(!devcg_state_read(cg, &s, NULL));
+	CHECK(devcg_state_own(s) && !devcg_state_own(s)->audit);
+	devcg_state_free(s);
+	devcg_policy_free(a);
+}

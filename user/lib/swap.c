@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -101,21 +102,70 @@ static void list_ids(const struct attached *a, char *buf, size_t len)
 					a->devcg[i] ? " (devcg)" : "");
 }
 
-/* Roll back to OLD_FD after a failed check, when NEW is still in place. */
-static void roll_back(int cg_fd, const struct attached *before, int target, int new_fd)
+/*
+ * The bpf_link through which PROG_ID is attached to the cgroup with inode
+ * INO, as a new fd, or -ENOENT. A program attached by a link is replaced
+ * with BPF_LINK_UPDATE, never by BPF_PROG_ATTACH (kernel/bpf/cgroup.c
+ * matches BPF_F_REPLACE and detach against non-link entries only).
+ */
+static int link_of(uint64_t ino, uint32_t prog_id)
 {
-	if (target < 0) {
-		bpf_prog_detach2(new_fd, cg_fd, BPF_CGROUP_DEVICE);
-		return;
+	__u32 id = 0;
+
+	while (!bpf_link_get_next_id(id, &id)) {
+		struct bpf_link_info info = { 0 };
+		__u32 len = sizeof(info);
+		int fd = bpf_link_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.type == BPF_LINK_TYPE_CGROUP &&
+		    info.prog_id == prog_id && info.cgroup.cgroup_id == ino &&
+		    info.cgroup.attach_type == BPF_CGROUP_DEVICE)
+			return fd;
+		close(fd);
 	}
-	if (before->mode == DEVCG_MODE_MULTI) {
+	return -ENOENT;
+}
+
+/* Put back the program at TARGET of BEFORE after a failed check (NEW_FD in
+ * its place, through LINK when it was link-attached); a negative errno if
+ * that failed too. */
+static int roll_back(int cg_fd, const struct attached *before, int target, int new_fd, int link)
+{
+	int ret;
+
+	if (target < 0) {
+		ret = bpf_prog_detach2(new_fd, cg_fd, BPF_CGROUP_DEVICE);
+	} else if (link >= 0) {
+		LIBBPF_OPTS(bpf_link_update_opts, o, .flags = BPF_F_REPLACE, .old_prog_fd = new_fd);
+		ret = bpf_link_update(link, before->fds[target], &o);
+	} else if (before->mode == DEVCG_MODE_MULTI) {
 		LIBBPF_OPTS(bpf_prog_attach_opts, o, .flags = BPF_F_ALLOW_MULTI | BPF_F_REPLACE,
 			    .replace_prog_fd = new_fd);
-		bpf_prog_attach_opts(before->fds[target], cg_fd, BPF_CGROUP_DEVICE, &o);
+		ret = bpf_prog_attach_opts(before->fds[target], cg_fd, BPF_CGROUP_DEVICE, &o);
 	} else {
-		bpf_prog_attach(before->fds[target], cg_fd, BPF_CGROUP_DEVICE,
-				before->mode == DEVCG_MODE_OVERRIDE ? BPF_F_ALLOW_OVERRIDE : 0);
+		ret = bpf_prog_attach(before->fds[target], cg_fd, BPF_CGROUP_DEVICE,
+				      before->mode == DEVCG_MODE_OVERRIDE ? BPF_F_ALLOW_OVERRIDE : 0);
 	}
+	return ret ? -errno : 0;
+}
+
+/* Detach program I of A, whether attached directly or by a link. */
+static int detach_one(int cg_fd, uint64_t ino, const struct attached *a, uint32_t i)
+{
+	int link, ret;
+
+	if (!bpf_prog_detach2(a->fds[i], cg_fd, BPF_CGROUP_DEVICE))
+		return 0;
+	if (errno != ENOENT)
+		return -errno;
+	link = link_of(ino, a->ids[i]);
+	if (link < 0)
+		return 0; /* gone already */
+	ret = bpf_link_detach(link) ? -errno : 0;
+	close(link);
+	return ret;
 }
 
 static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *policy,
@@ -126,8 +176,9 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 	bool force = DEVCG_OPT(opts, devcg_replace_opts, force, false);
 	struct devcg_filter_version v = { .prog_fd = -1 };
 	struct attached before, after;
-	int target = -1, ring, ret, i;
-	bool audit;
+	int target = -1, ring, ret, i, link = -1;
+	bool audit, ours = true;
+	struct stat st;
 	char ids[512];
 
 	if (devcg_fault(fail_at, "query"))
@@ -171,6 +222,14 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 			    .replace_prog_fd = before.fds[target]);
 		if (bpf_prog_attach_opts(v.prog_fd, cg->fd, BPF_CGROUP_DEVICE, &o))
 			ret = -errno;
+		/* not found as a direct attachment: it may hang on a bpf_link */
+		if (ret == -ENOENT && !fstat(cg->fd, &st) &&
+		    (link = link_of(st.st_ino, before.ids[target])) >= 0) {
+			LIBBPF_OPTS(bpf_link_update_opts, lo, .flags = BPF_F_REPLACE,
+				    .old_prog_fd = before.fds[target]);
+
+			ret = bpf_link_update(link, v.prog_fd, &lo) ? -errno : 0;
+		}
 	} else {
 		/* one program in override or exclusive mode: replaced in place */
 		if (bpf_prog_attach(v.prog_fd, cg->fd, BPF_CGROUP_DEVICE,
@@ -187,11 +246,12 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 
 	/* --force: the new filter is in place; only now drop the others */
 	for (i = 0; i < (int)before.n; i++) {
-		if (i == target)
+		if (i == target || fstat(cg->fd, &st))
 			continue;
-		if (bpf_prog_detach2(before.fds[i], cg->fd, BPF_CGROUP_DEVICE) && errno != ENOENT) {
-			ret = devcg_err(err, -errno, "the filter is attached, but program %u could not "
-					"be detached: %s", before.ids[i], why(-errno));
+		ret = detach_one(cg->fd, st.st_ino, &before, (uint32_t)i);
+		if (ret) {
+			ret = devcg_err(err, ret, "the filter is attached, but program %u could not "
+					"be detached: %s", before.ids[i], why(ret));
 			goto out;
 		}
 	}
@@ -203,21 +263,35 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 			list_ids(&after, ids, sizeof(ids));
 			ret = devcg_err(err, -EAGAIN, "after the swap %s has programs %s, expected %u only",
 					cg->rel, ids, v.prog_id);
+			for (ours = false, i = 0; i < (int)after.n; i++)
+				ours |= after.ids[i] == v.prog_id;
 		}
 		attached_close(&after);
 	} else if (ret == -EIO) {
 		devcg_err(err, ret, "injected failure at verify");
 	}
-	if (ret) {
-		if (before.n <= 1)
-			roll_back(cg->fd, &before, target, v.prog_fd);
-		goto out;
+	/*
+	 * Put the previous program back. In multi mode the kernel checks that
+	 * ours is still the one replaced; in the other modes only our own look
+	 * does, so another writer's program is never overwritten.
+	 */
+	if (ret && before.n <= 1 && (ours || before.mode == DEVCG_MODE_MULTI || link >= 0)) {
+		int rb = roll_back(cg->fd, &before, target, v.prog_fd, link);
+
+		if (rb && rb != -ENOENT && err)
+			snprintf(err->msg + strlen(err->msg), sizeof(err->msg) - strlen(err->msg),
+				 "; putting back program %u failed too: %s",
+				 target >= 0 ? before.ids[target] : 0, why(rb));
 	}
+	if (ret)
+		goto out;
 	if (opts && DEVCG_OPTS_HAS(opts, devcg_replace_opts, replaced_id)) {
 		opts->prog_id = v.prog_id;
 		opts->replaced_id = target >= 0 ? before.ids[target] : 0;
 	}
 out:
+	if (link >= 0)
+		close(link);
 	devcg_filter_close(&v);
 	attached_close(&before);
 	return ret;
@@ -232,9 +306,13 @@ static int replace_resolved(struct devcg_cgroup *cg, const struct devcg_policy *
 
 	if (flock(cg->fd, LOCK_EX))
 		return devcg_err(err, -errno, "cannot lock %s: %s", cg->rel, strerror(errno));
+	/* a plain replace (not compare-and-swap) goes on when another writer
+	 * swapped the program between our query and our attach */
+	bool cas = DEVCG_OPT(opts, devcg_replace_opts, expect_prog_id, 0) != 0;
+
 	for (tries = 0; tries < 10; tries++) {
 		ret = replace_once(cg, policy, opts, err);
-		if (ret != -EAGAIN)
+		if (ret != -EAGAIN && (ret != -ENOENT || cas))
 			break;
 	}
 	flock(cg->fd, LOCK_UN);
@@ -258,7 +336,7 @@ int devcg_replace(const char *cgroup, const struct devcg_policy *policy,
 
 /* The live devcg policy of CG (allow-all when there is none) and its id. */
 static int read_own(struct devcg_cgroup *cg, bool force, struct devcg_policy **policy, uint32_t *id,
-		    struct devcg_error *err)
+		    bool *audit, struct devcg_error *err)
 {
 	struct attached a;
 	uint32_t i;
@@ -267,6 +345,7 @@ static int read_own(struct devcg_cgroup *cg, bool force, struct devcg_policy **p
 
 	*policy = NULL;
 	*id = 0;
+	*audit = false;
 	ret = query_attached(cg->fd, true, &a, err);
 	/* without our filter, a foreign program's rules cannot be read: one
 	 * rule applied to allow-all would silently drop them */
@@ -283,7 +362,7 @@ static int read_own(struct devcg_cgroup *cg, bool force, struct devcg_policy **p
 	for (i = 0; !ret && i < a.n; i++) {
 		if (!a.devcg[i])
 			continue;
-		ret = devcg_filter_read(a.fds[i], policy, NULL, err);
+		ret = devcg_filter_read(a.fds[i], policy, audit, err);
 		ret = ret == 1 ? 0 : ret < 0 ? ret : -EAGAIN;
 		*id = a.ids[i];
 		break;
@@ -307,21 +386,34 @@ int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 	o.sz = sizeof(o);
 	ret = devcg_cgroup_resolve(cgroup, &cg, err);
 	for (tries = 0; !ret && tries < CAS_RETRIES; tries++) {
-		struct devcg_policy *policy;
+		struct devcg_policy *policy = NULL;
+		bool locked = false, audit;
 		uint32_t id;
 
-		ret = read_own(&cg, o.force, &policy, &id, err);
-		if (ret == -EAGAIN) {
-			ret = 0;
-			continue;
+		ret = read_own(&cg, o.force, &policy, &id, &audit, err);
+		if (!ret && !id) {
+			/* no devcg filter yet: the first install cannot name a
+			 * program, so devcg writers decide it under the cgroup's
+			 * lock, after reading again */
+			devcg_policy_free(policy);
+			policy = NULL;
+			if (flock(cg.fd, LOCK_EX)) {
+				ret = devcg_err(err, -errno, "cannot lock %s: %s", cg.rel, strerror(errno));
+				break;
+			}
+			locked = true;
+			ret = read_own(&cg, o.force, &policy, &id, &audit, err);
 		}
 		if (!ret)
 			ret = devcg_policy_apply(policy, rule, err);
 		if (!ret) {
 			o.expect_prog_id = id;
-			/* no devcg filter yet: the first install takes the lock */
-			ret = id ? replace_once(&cg, policy, &o, err) : replace_resolved(&cg, policy, &o, err);
+			/* a filter with --audit keeps it: its readers follow the ring */
+			o.audit = DEVCG_OPT(opts, devcg_replace_opts, audit, false) || audit;
+			ret = replace_once(&cg, policy, &o, err);
 		}
+		if (locked)
+			flock(cg.fd, LOCK_UN);
 		devcg_policy_free(policy);
 		if (ret != -ENOENT && ret != -EAGAIN)
 			break;
