@@ -23,6 +23,8 @@
 #include <bpf/bpf.h>
 
 #define BURST_NS 100000000ull /* a pause in writes that ends a replay */
+/* An open refused inside a window returns, and is stamped, a little later. */
+#define LATE_NS 2000000ull
 #define FREEZE_LOOKBACK_NS 2000000000ull
 #define MAX_PROGS 64
 
@@ -32,8 +34,17 @@
 #define CMD_LINK_UPDATE 29
 #define CMD_LINK_DETACH 34
 
+/* Denials seen after the last write of an open window: they join it only
+ * if another write follows (the window was still being replayed). */
+struct tentative {
+	uint64_t denied, first_ns, last_ns;
+	uint32_t ndevices;
+	struct { uint32_t type, major, minor; } devices[DEVCG_GAP_MAX_DEVICES];
+};
+
 struct window {
 	struct devcg_gap gap;
+	struct tentative later;
 	bool open;
 	uint64_t last_ns; /* the last write (v1) or change (v2) */
 	uint64_t lost_at_start;
@@ -41,6 +52,8 @@ struct window {
 	uint32_t progs[MAX_PROGS];
 	uint32_t nprogs;
 };
+
+static void extend(struct window *w, uint64_t ts);
 
 struct freeze {
 	char path[512];
@@ -128,6 +141,7 @@ static void open_window(struct window *w, const struct devcg_trace_event *ev, ui
 	gap->denied = gap->first_denied_ns = gap->last_denied_ns = 0;
 	gap->ndevices = 0;
 	gap->lost = false;
+	memset(&w->later, 0, sizeof(w->later));
 }
 
 static const char *freeze_state(struct devcg_gaps *g, const struct devcg_gap *gap)
@@ -167,9 +181,15 @@ static void record_freeze(struct devcg_gaps *g, const struct devcg_trace_event *
 {
 	const char *path = devcg_cgpaths_lookup(g->paths, DEVCG_H_FREEZER, ev->write.target);
 	struct freeze *f;
+	size_t i, n = 0;
 
 	if (!path)
 		return;
+	/* only the last FREEZE_LOOKBACK_NS can matter to a window */
+	for (i = 0; i < g->nfreeze; i++)
+		if (g->freezes[i].ts + FREEZE_LOOKBACK_NS >= ev->ts_ns)
+			g->freezes[n++] = g->freezes[i];
+	g->nfreeze = n;
 	f = realloc(g->freezes, (g->nfreeze + 1) * sizeof(*f));
 	if (!f)
 		return;
@@ -201,7 +221,24 @@ static void feed_write(struct devcg_gaps *g, const struct devcg_trace_event *ev)
 	}
 	if (w->open) {
 		w->gap.rules++;
-		w->last_ns = ev->ts_exit_ns;
+		extend(w, ev->ts_exit_ns);
+	}
+}
+
+static void add_device(uint32_t *n, void *devices, uint32_t type, uint32_t major, uint32_t minor)
+{
+	struct { uint32_t type, major, minor; } *d = devices;
+	uint32_t i;
+
+	if (!type)
+		return;
+	for (i = 0; i < *n; i++)
+		if (d[i].type == type && d[i].major == major && d[i].minor == minor)
+			return;
+	if (*n < DEVCG_GAP_MAX_DEVICES) {
+		d[*n].type = type;
+		d[*n].major = major;
+		d[(*n)++].minor = minor;
 	}
 }
 
@@ -209,24 +246,43 @@ static void count_denied(struct window *w, const struct devcg_trace_event *ev, u
 			 uint32_t major, uint32_t minor)
 {
 	struct devcg_gap *gap = &w->gap;
-	uint32_t i;
 
 	if (!w->open || ev->ts_ns < gap->start_ns)
 		return;
+	if (ev->ts_ns > w->last_ns + LATE_NS) {
+		struct tentative *t = &w->later;
+
+		if (!t->denied++)
+			t->first_ns = ev->ts_ns;
+		t->last_ns = ev->ts_ns;
+		add_device(&t->ndevices, t->devices, type, major, minor);
+		return;
+	}
 	if (!gap->denied++)
 		gap->first_denied_ns = ev->ts_ns;
 	gap->last_denied_ns = ev->ts_ns;
-	if (!type)
-		return;
-	for (i = 0; i < gap->ndevices; i++)
-		if (gap->devices[i].type == type && gap->devices[i].major == major &&
-		    gap->devices[i].minor == minor)
-			return;
-	if (gap->ndevices < DEVCG_GAP_MAX_DEVICES) {
-		gap->devices[gap->ndevices].type = type;
-		gap->devices[gap->ndevices].major = major;
-		gap->devices[gap->ndevices++].minor = minor;
+	add_device(&gap->ndevices, gap->devices, type, major, minor);
+}
+
+/* Another write to an open window: the denials since its last one were
+ * inside it after all. */
+static void extend(struct window *w, uint64_t ts)
+{
+	struct tentative *t = &w->later;
+	struct devcg_gap *gap = &w->gap;
+	uint32_t i;
+
+	if (t->denied) {
+		if (!gap->denied)
+			gap->first_denied_ns = t->first_ns;
+		gap->denied += t->denied;
+		gap->last_denied_ns = t->last_ns;
+		for (i = 0; i < t->ndevices; i++)
+			add_device(&gap->ndevices, gap->devices, t->devices[i].type, t->devices[i].major,
+				   t->devices[i].minor);
+		memset(t, 0, sizeof(*t));
 	}
+	w->last_ns = ts;
 }
 
 static void prog_remove(struct window *w, uint32_t id)
@@ -285,7 +341,7 @@ static void feed_bpf(struct devcg_gaps *g, const struct devcg_trace_event *ev)
 	}
 	if (w->open) {
 		w->gap.rules++;
-		w->last_ns = ev->ts_exit_ns;
+		extend(w, ev->ts_exit_ns);
 		if (w->nprogs)
 			close_window(g, w, ev->ts_exit_ns);
 	} else if (before && !w->nprogs) {
@@ -298,6 +354,8 @@ void devcg_gaps_feed(struct devcg_gaps *g, const struct devcg_trace_event *ev, u
 {
 	size_t i;
 
+	/* windows whose burst ended before this event close first */
+	devcg_gaps_flush(g, ev->ts_ns);
 	g->lost = lost;
 	switch (ev->type) {
 	case DEVCG_EV_CGROUP_WRITE:
@@ -315,7 +373,6 @@ void devcg_gaps_feed(struct devcg_gaps *g, const struct devcg_trace_event *ev, u
 				count_denied(&g->v2[i], ev, dev_type, dev_major, dev_minor);
 		break;
 	}
-	devcg_gaps_flush(g, ev->ts_ns);
 }
 
 void devcg_gaps_flush(struct devcg_gaps *g, uint64_t now_ns)

@@ -1,0 +1,122 @@
+/* Gap correlation on synthetic events (no kernel needed). */
+#include "harness.h"
+#include "trace.h"
+
+#include <string.h>
+
+static struct devcg_gap last;
+static int ngaps;
+
+static void on_gap(void *ctx, const struct devcg_gap *g)
+{
+	(void)ctx;
+	last = *g;
+	ngaps++;
+}
+
+#define MS 1000000ull
+#define CG 4242
+
+static struct devcg_trace_event write_ev(uint64_t ts, int file, const char *data)
+{
+	struct devcg_trace_event e = { .type = DEVCG_EV_CGROUP_WRITE, .ts_ns = ts, .ts_exit_ns = ts + 5000,
+				       .pid = 7, .ret = (int64_t)strlen(data) };
+
+	e.write.target = CG;
+	e.write.file = (uint32_t)file;
+	e.write.len = (uint32_t)strlen(data);
+	memcpy(e.write.data, data, strlen(data));
+	memcpy(e.comm, "writer", 7);
+	return e;
+}
+
+static struct devcg_trace_event denied_ev(uint64_t ts)
+{
+	struct devcg_trace_event e = { .type = DEVCG_EV_OPEN_DENIED, .ts_ns = ts, .ts_exit_ns = ts,
+				       .pid = 9, .devices_cg = CG, .ret = -1 };
+
+	memcpy(e.open.path, "/dev/urandom", 13);
+	return e;
+}
+
+static struct devcg_gaps *fresh(struct devcg_cgpaths **paths)
+{
+	*paths = devcg_cgpaths_new();
+	ngaps = 0;
+	memset(&last, 0, sizeof(last));
+	return devcg_gaps_new(*paths, on_gap, NULL);
+}
+
+static void feed(struct devcg_gaps *g, struct devcg_trace_event e)
+{
+	devcg_gaps_feed(g, &e, e.type == DEVCG_EV_OPEN_DENIED ? DEVCG_CHAR : 0, 1, 9, 0);
+}
+
+TEST(gap_counts_denials_inside_the_replay_and_not_after_it)
+{
+	struct devcg_cgpaths *paths;
+	struct devcg_gaps *g = fresh(&paths);
+
+	feed(g, write_ev(1 * MS, DEVCG_FILE_DEVICES_DENY, "a"));
+	feed(g, denied_ev(1 * MS + 20000));
+	feed(g, write_ev(1 * MS + 40000, DEVCG_FILE_DEVICES_ALLOW, "c 1:9 rwm"));
+	/* refused long after the replay ended: not a victim of this gap */
+	feed(g, denied_ev(50 * MS));
+	feed(g, denied_ev(90 * MS));
+	devcg_gaps_flush(g, 0);
+	CHECK_INT(ngaps, 1);
+	CHECK_INT(last.denied, 1);
+	CHECK_INT(last.rules, 1);
+	CHECK_INT(last.start_ns, 1 * MS);
+	CHECK_INT(last.end_ns, 1 * MS + 45000);
+	CHECK_INT(last.ndevices, 1);
+	devcg_gaps_free(g);
+	devcg_cgpaths_free(paths);
+}
+
+TEST(gap_takes_in_denials_between_writes_of_a_slow_replay)
+{
+	struct devcg_cgpaths *paths;
+	struct devcg_gaps *g = fresh(&paths);
+
+	feed(g, write_ev(1 * MS, DEVCG_FILE_DEVICES_DENY, "a"));
+	feed(g, write_ev(2 * MS, DEVCG_FILE_DEVICES_ALLOW, "c 1:3 rwm"));
+	feed(g, denied_ev(30 * MS)); /* after the last write so far ... */
+	feed(g, write_ev(60 * MS, DEVCG_FILE_DEVICES_ALLOW, "c 1:9 rwm")); /* ... but not the last */
+	devcg_gaps_flush(g, 0);
+	CHECK_INT(ngaps, 1);
+	CHECK_INT(last.denied, 1);
+	CHECK_INT(last.rules, 2);
+	devcg_gaps_free(g);
+	devcg_cgpaths_free(paths);
+}
+
+TEST(gap_closes_before_a_write_that_comes_after_the_burst)
+{
+	struct devcg_cgpaths *paths;
+	struct devcg_gaps *g = fresh(&paths);
+
+	feed(g, write_ev(1 * MS, DEVCG_FILE_DEVICES_DENY, "a"));
+	feed(g, write_ev(1 * MS + 30000, DEVCG_FILE_DEVICES_ALLOW, "c 1:9 rwm"));
+	/* 200 ms later, handled in the same batch: a separate update */
+	feed(g, write_ev(201 * MS, DEVCG_FILE_DEVICES_ALLOW, "c 1:3 rwm"));
+	devcg_gaps_flush(g, 0);
+	CHECK_INT(ngaps, 1);
+	CHECK_INT(last.rules, 1);
+	CHECK(last.end_ns < 2 * MS);
+	devcg_gaps_free(g);
+	devcg_cgpaths_free(paths);
+}
+
+TEST(a_deny_that_is_not_a_reset_opens_no_gap)
+{
+	struct devcg_cgpaths *paths;
+	struct devcg_gaps *g = fresh(&paths);
+
+	feed(g, write_ev(1 * MS, DEVCG_FILE_DEVICES_DENY, "c 1:9 w"));
+	feed(g, denied_ev(1 * MS + 1000));
+	devcg_gaps_flush(g, 0);
+	CHECK_INT(ngaps, 0);
+	devcg_gaps_free(g);
+	devcg_cgpaths_free(paths);
+}
