@@ -73,7 +73,7 @@ struct devcg_trace_event {
 		} bpf;
 		struct {
 			__u32 len;
-			__u32 pad;
+			__s32 dirfd; /* AT_FDCWD (-100) or the openat dirfd */
 			char path[DEVCG_EV_PATH];
 		} open;
 		struct {

@@ -31,7 +31,7 @@ struct pending_check {
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);
 	__type(key, __u32);
 	__type(value, struct pending_check);
@@ -44,7 +44,8 @@ int BPF_KPROBE(devcg_kp_check, short type, u32 major, u32 minor, short access)
 				   .minor = minor, .access = (__u32)access };
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 
-	bpf_map_update_elem(&pending_checks, &tid, &c, BPF_ANY);
+	if (bpf_map_update_elem(&pending_checks, &tid, &c, BPF_ANY))
+		count_lost(DEVCG_LOST_RINGBUF);
 	return 0;
 }
 

@@ -46,7 +46,7 @@ struct pending_bpf {
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 1024);
 	__type(key, __u32);
 	__type(value, struct pending_bpf);
@@ -57,7 +57,9 @@ static __always_inline __u32 prog_id_of(int fd)
 	struct file *f = fd_file(fd);
 	struct bpf_prog *prog;
 
-	if (!f)
+	/* a detach may pass no program fd at all (kernel: "detach the one
+	 * program"); then the fd is whatever it is, not a program */
+	if (!anon_file_is(f, "bpf-prog", 8))
 		return 0;
 	prog = BPF_CORE_READ(f, private_data);
 	return prog ? BPF_CORE_READ(prog, aux, id) : 0;
@@ -87,7 +89,7 @@ static __always_inline int device_link(int fd, struct pending_bpf *p)
 	struct bpf_cgroup_link *cl;
 	__u32 type;
 
-	if (!f)
+	if (!anon_file_is(f, "bpf_link", 8))
 		return 0;
 	link = BPF_CORE_READ(f, private_data);
 	if (!link || BPF_CORE_READ(link, type) != BPF_LINK_TYPE_CGROUP)
@@ -146,7 +148,8 @@ int devcg_tp_bpf_enter(struct trace_event_raw_sys_enter *ctx)
 		return 0;
 	}
 	p.ts = bpf_ktime_get_ns();
-	bpf_map_update_elem(&pending_bpfs, &tid, &p, BPF_ANY);
+	if (bpf_map_update_elem(&pending_bpfs, &tid, &p, BPF_ANY))
+		count_lost(DEVCG_LOST_RINGBUF);
 	return 0;
 }
 
@@ -186,6 +189,7 @@ int devcg_tp_bpf_exit(struct trace_event_raw_sys_exit *ctx)
  */
 static __always_inline void open_denied(long ret, bool path_in_second_arg)
 {
+	/* openat and openat2 resolve a relative path against their dirfd */
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	struct devcg_trace_event *e;
@@ -200,6 +204,7 @@ static __always_inline void open_denied(long ret, bool path_in_second_arg)
 	e->ts_ns = e->ts_exit_ns = bpf_ktime_get_ns();
 	e->ret = ret;
 	path = (const char *)(path_in_second_arg ? BPF_CORE_READ(regs, si) : BPF_CORE_READ(regs, di));
+	e->open.dirfd = path_in_second_arg ? (__s32)BPF_CORE_READ(regs, di) : -100; /* AT_FDCWD */
 	n = bpf_probe_read_user_str(e->open.path, sizeof(e->open.path), path);
 	if (n < 0) {
 		count_lost(DEVCG_LOST_READ);
@@ -207,7 +212,6 @@ static __always_inline void open_denied(long ret, bool path_in_second_arg)
 		e->open.path[0] = '\0';
 	}
 	e->open.len = (__u32)n;
-	e->open.pad = 0;
 	if (n == sizeof(e->open.path))
 		e->flags |= DEVCG_EVF_TRUNCATED;
 	bpf_ringbuf_submit(e, 0);

@@ -106,6 +106,20 @@ static __always_inline struct file *fd_file(int fd)
 	return f;
 }
 
+/* Is F an anonymous-inode file of this kind ("bpf-prog", "bpf_link")? */
+static __always_inline bool anon_file_is(struct file *f, const char *kind, int len)
+{
+	char name[10] = {};
+	int i;
+
+	if (!f || bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(f, f_path.dentry, d_name.name)) < 0)
+		return false;
+	for (i = 0; i < len; i++)
+		if (name[i] != kind[i])
+			return false;
+	return name[len] == '\0';
+}
+
 /* Is F a cgroup v1 file we trace? Returns its enum devcg_ev_file, or 0. */
 static __always_inline __u32 cgroup_file_kind(struct file *f, __u64 *target)
 {
@@ -137,8 +151,10 @@ struct pending_write {
 	char data[DEVCG_EV_DATA];
 };
 
+/* LRU: an entry whose exit never came (a thread gone mid-call) cannot
+ * fill the map and silently stop the tracing of later writes. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);
 	__type(key, __u32);
 	__type(value, struct pending_write);
@@ -154,12 +170,15 @@ static __always_inline void write_enter(__u32 file, __u64 target, const void *bu
 
 	w.len = count > 0xffffffff ? 0xffffffff : (__u32)count;
 	if (n) {
-		n &= DEVCG_EV_DATA * 2 - 1; /* a bound the verifier can see */
+		/* n is at most DEVCG_EV_DATA already; the mask only lets the
+		 * verifier see a bound */
+		n &= DEVCG_EV_DATA * 2 - 1;
 		err = user ? bpf_probe_read_user(w.data, n, buf) : bpf_probe_read_kernel(w.data, n, buf);
 		if (err)
 			count_lost(DEVCG_LOST_READ);
 	}
-	bpf_map_update_elem(&pending_writes, &tid, &w, BPF_ANY);
+	if (bpf_map_update_elem(&pending_writes, &tid, &w, BPF_ANY))
+		count_lost(DEVCG_LOST_RINGBUF);
 }
 
 static __always_inline void write_exit(long ret, __u32 source)

@@ -174,11 +174,15 @@ static bool path_device_uncached(const struct devcg_trace_event *ev, uint32_t *t
 	char full[4200];
 	struct stat st;
 
+	/* seen from the opener (its root, its cwd or dirfd); when it is gone,
+	 * the device stays unknown rather than guessed from our own view */
 	if (ev->open.path[0] == '/')
 		snprintf(full, sizeof(full), "/proc/%u/root%s", ev->pid, ev->open.path);
-	else
+	else if (ev->open.dirfd == -100)
 		snprintf(full, sizeof(full), "/proc/%u/cwd/%s", ev->pid, ev->open.path);
-	if (stat(full, &st) && stat(ev->open.path, &st))
+	else
+		snprintf(full, sizeof(full), "/proc/%u/fd/%d/%s", ev->pid, ev->open.dirfd, ev->open.path);
+	if (stat(full, &st))
 		return false;
 	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
 		return false;

@@ -125,8 +125,8 @@ static int try_fentry(struct devcg_tracer *t, bool attach, struct devcg_error *e
 	if (!ret && (ret = devcg_trace_fentry__load(t->fe)))
 		devcg_err(err, ret, "fentry: loading refused: %s", strerror(-ret));
 	if (!ret && attach &&
-	    (ret = attach_prog(t, t->fe->progs.devcg_fe_cgroup_write, err) ?:
-		   attach_prog(t, t->fe->progs.devcg_fx_cgroup_write, err) ?:
+	    (ret = attach_prog(t, t->fe->progs.devcg_fx_cgroup_write, err) ?:
+		   attach_prog(t, t->fe->progs.devcg_fe_cgroup_write, err) ?:
 		   attach_prog(t, t->fe->progs.devcg_fx_check, err)))
 		devcg_err_wrap(err, ret, "fentry: attach failed");
 	if (ret) {
@@ -148,10 +148,10 @@ static int try_kprobe(struct devcg_tracer *t, bool attach, struct devcg_error *e
 	if (!ret && (ret = devcg_trace_kprobe__load(t->kp)))
 		devcg_err(err, ret, "kprobe: loading refused: %s", strerror(-ret));
 	if (!ret && attach &&
-	    (ret = attach_prog(t, t->kp->progs.devcg_kp_cgroup_write, err) ?:
-		   attach_prog(t, t->kp->progs.devcg_kp_cgroup_write_ret, err) ?:
-		   attach_prog(t, t->kp->progs.devcg_kp_check, err) ?:
-		   attach_prog(t, t->kp->progs.devcg_kp_check_ret, err)))
+	    (ret = attach_prog(t, t->kp->progs.devcg_kp_cgroup_write_ret, err) ?:
+		   attach_prog(t, t->kp->progs.devcg_kp_cgroup_write, err) ?:
+		   attach_prog(t, t->kp->progs.devcg_kp_check_ret, err) ?:
+		   attach_prog(t, t->kp->progs.devcg_kp_check, err)))
 		devcg_err_wrap(err, ret, "kprobe: attach failed%s",
 			       ret == -ENOENT || ret == -EOPNOTSUPP ? " (no kprobes in this kernel?)" : "");
 	if (ret) {
@@ -246,15 +246,16 @@ int devcg_tracer_open(struct devcg_tracer **out, const struct devcg_tracer_opts 
 		}
 	}
 	if (t->write_source == DEVCG_SRC_TRACEPOINT) {
-		ret = attach_prog(t, t->tp->progs.devcg_tp_write_enter, err) ?:
-		      attach_prog(t, t->tp->progs.devcg_tp_write_exit, err);
+		/* exits first: an entry is never recorded without its exit */
+		ret = attach_prog(t, t->tp->progs.devcg_tp_write_exit, err) ?:
+		      attach_prog(t, t->tp->progs.devcg_tp_write_enter, err);
 		if (ret)
 			goto fail;
 		note(t, "cgroup writes: syscall tracepoints sys_enter_write/sys_exit_write "
 			"(no exact device decision; denied opens are resolved by path)");
 	}
-	ret = attach_prog(t, t->tp->progs.devcg_tp_bpf_enter, err) ?:
-	      attach_prog(t, t->tp->progs.devcg_tp_bpf_exit, err) ?:
+	ret = attach_prog(t, t->tp->progs.devcg_tp_bpf_exit, err) ?:
+	      attach_prog(t, t->tp->progs.devcg_tp_bpf_enter, err) ?:
 	      attach_prog(t, t->tp->progs.devcg_tp_openat_exit, err) ?:
 	      attach_prog(t, t->tp->progs.devcg_tp_openat2_exit, err) ?:
 	      attach_prog(t, t->tp->progs.devcg_tp_open_exit, err);
