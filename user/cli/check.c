@@ -20,7 +20,7 @@ static int report(struct cli *cli, const char *where, int allow, bool decided,
 			json_object_set_new(o, "exception",
 					    cli_exception_json(ex, !default_allow));
 		if (where)
-			json_object_set_new(o, "by", json_string(where));
+			json_object_set_new(o, "by", cli_text(where, (size_t)-1));
 		cli_print_json(o);
 	} else if (decided) {
 		printf("%s (exception '%s %s'%s%s)\n", allow ? "allow" : "deny",

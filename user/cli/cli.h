@@ -65,6 +65,10 @@ int cli_update(struct cli *cli, int argc, char **argv, uint8_t verb, const struc
 /* "rw", "m", ...: the letters of an access mask. */
 const char *cli_access_string(uint32_t access, char buf[4]);
 
+/* A JSON string of N bytes of S (N = (size_t)-1: up to its NUL), with
+ * every byte that is not valid UTF-8 shown as '?'. */
+json_t *cli_text(const char *s, size_t n);
+
 /* Print and free a JSON value on stdout, one line. */
 void cli_print_json(json_t *value);
 

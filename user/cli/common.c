@@ -25,7 +25,8 @@ int cli_fail(struct cli *cli, int code, const struct devcg_error *err)
 	const char *msg = err && err->msg[0] ? err->msg : strerror(code < 0 ? -code : code);
 
 	if (cli->json) {
-		json_t *o = json_pack("{s:s, s:i}", "error", msg, "errno", code < 0 ? -code : code);
+		json_t *o = json_pack("{s:o, s:i}", "error", cli_text(msg, (size_t)-1), "errno",
+				      code < 0 ? -code : code);
 
 		cli_print_json(o);
 	} else {
@@ -207,8 +208,44 @@ void cli_print_policy(struct cli *cli, const struct devcg_policy *policy)
 	devcg_rules_free(rules);
 }
 
+json_t *cli_text(const char *s, size_t n)
+{
+	char *buf;
+	size_t i = 0, o = 0;
+	json_t *v;
+
+	if (n == (size_t)-1)
+		n = strlen(s);
+	buf = malloc(n + 1);
+	if (!buf)
+		return json_null();
+	/* keep valid UTF-8, put '?' for any other byte (jansson refuses those) */
+	while (i < n) {
+		unsigned char c = (unsigned char)s[i];
+		size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+		size_t k;
+
+		for (k = 1; len && k < len; k++)
+			if (i + k >= n || ((unsigned char)s[i + k] & 0xc0) != 0x80)
+				len = 0;
+		if (!len || (len == 2 && c < 0xc2) || c == 0) {
+			buf[o++] = c ? '?' : ' ';
+			i++;
+			continue;
+		}
+		memcpy(buf + o, s + i, len);
+		o += len;
+		i += len;
+	}
+	v = json_stringn(buf, o);
+	free(buf);
+	return v ? v : json_string("?");
+}
+
 void cli_print_json(json_t *value)
 {
+	if (!value) /* never an empty line where a JSON object belongs */
+		value = json_pack("{s:s}", "error", "output could not be encoded as JSON");
 	json_dumpf(value, stdout, JSON_COMPACT | JSON_ENSURE_ASCII);
 	putchar('\n');
 	json_decref(value);
@@ -269,7 +306,7 @@ int cli_update(struct cli *cli, int argc, char **argv, uint8_t verb, const struc
 		return cli_fail(cli, ret, &err);
 	devcg_rule_format(&rule, text, sizeof(text));
 	if (cli->json)
-		cli_print_json(json_pack("{s:s, s:s, s:I, s:I}", "cgroup", argv[optind], "rule", text,
+		cli_print_json(json_pack("{s:o, s:s, s:I, s:I}", "cgroup", cli_text(argv[optind], (size_t)-1), "rule", text,
 					 "prog_id", (json_int_t)ro.prog_id, "replaced_id",
 					 (json_int_t)ro.replaced_id));
 	else

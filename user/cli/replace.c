@@ -52,7 +52,7 @@ static int run(struct cli *cli, int argc, char **argv)
 	if (v1) {
 		ret = devcg_replace_v1(cgroup, policy, &err);
 		if (ret >= 0 && cli->json)
-			cli_print_json(json_pack("{s:s, s:b, s:b}", "cgroup", cgroup, "v1", 1,
+			cli_print_json(json_pack("{s:o, s:b, s:b}", "cgroup", cli_text(cgroup, (size_t)-1), "v1", 1,
 						 "deny_all_moment", ret == 1));
 		else if (ret >= 0)
 			printf("%s: devices.list updated%s\n", cgroup,
@@ -61,7 +61,7 @@ static int run(struct cli *cli, int argc, char **argv)
 	} else {
 		ret = devcg_replace(cgroup, policy, &ro, &err);
 		if (!ret && cli->json)
-			cli_print_json(json_pack("{s:s, s:I, s:I, s:I, s:b}", "cgroup", cgroup, "prog_id",
+			cli_print_json(json_pack("{s:o, s:I, s:I, s:I, s:b}", "cgroup", cli_text(cgroup, (size_t)-1), "prog_id",
 						 (json_int_t)ro.prog_id, "replaced_id",
 						 (json_int_t)ro.replaced_id, "exceptions",
 						 (json_int_t)devcg_policy_count(policy), "audit", ro.audit));

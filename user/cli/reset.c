@@ -16,7 +16,7 @@ static int run(struct cli *cli, int argc, char **argv)
 	if (ret < 0)
 		return cli_fail(cli, ret, &err);
 	if (cli->json)
-		cli_print_json(json_pack("{s:s, s:i}", "cgroup", cg, "removed", ret));
+		cli_print_json(json_pack("{s:o, s:i}", "cgroup", cli_text(cg, (size_t)-1), "removed", ret));
 	else
 		printf("%s: %s\n", cg, ret ? "devcg filter removed" : "no devcg filter attached");
 	return EXIT_OK;

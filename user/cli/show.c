@@ -7,9 +7,9 @@ static const char *const mode_names[] = { "exclusive", "override", "multi" };
 
 static json_t *program_json(const struct devcg_program *p)
 {
-	json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:b, s:b}", "id", (json_int_t)p->id, "name",
-			      p->name, "cgroup", p->cgroup, "mode", mode_names[p->mode % 3], "devcg",
-			      p->devcg, "effective", p->effective);
+	json_t *o = json_pack("{s:I, s:o, s:o, s:s, s:b, s:b}", "id", (json_int_t)p->id, "name",
+			      cli_text(p->name, (size_t)-1), "cgroup", cli_text(p->cgroup, (size_t)-1),
+			      "mode", mode_names[p->mode % 3], "devcg", p->devcg, "effective", p->effective);
 
 	if (p->devcg) {
 		json_object_set_new(o, "audit", json_boolean(p->audit));
@@ -39,7 +39,8 @@ static int run(struct cli *cli, int argc, char **argv)
 
 		for (i = 0; i < devcg_state_count(state); i++)
 			json_array_append_new(progs, program_json(devcg_state_program(state, i)));
-		cli_print_json(json_pack("{s:s, s:o, s:o, s:o}", "cgroup", devcg_state_cgroup(state),
+		cli_print_json(json_pack("{s:o, s:o, s:o, s:o}", "cgroup",
+					 cli_text(devcg_state_cgroup(state), (size_t)-1),
 					 "prog_id", own ? json_integer(own->id) : json_null(),
 					 "policy", own ? cli_policy_json(own->policy) : json_null(),
 					 "programs", progs));

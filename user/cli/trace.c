@@ -120,10 +120,10 @@ static const char *source_name(uint32_t src)
 static json_t *common(struct session *s, const char *type, uint64_t ts, uint32_t pid, uint32_t tid,
 		      const char *comm, uint32_t ppid, const char *pcomm, const char *source)
 {
-	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:s#, s:I, s:s#, s:s}", "type", type, "ts_ns",
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:o, s:I, s:o, s:s}", "type", type, "ts_ns",
 			 (json_int_t)ts, "offset_ns", (json_int_t)(ts - s->start_ns), "pid",
-			 (json_int_t)pid, "tid", (json_int_t)tid, "comm", comm, strnlen(comm, 16),
-			 "ppid", (json_int_t)ppid, "pcomm", pcomm, strnlen(pcomm, 16), "source", source);
+			 (json_int_t)pid, "tid", (json_int_t)tid, "comm", cli_text(comm, strnlen(comm, 16)),
+			 "ppid", (json_int_t)ppid, "pcomm", cli_text(pcomm, strnlen(pcomm, 16)), "source", source);
 }
 
 static void text_head(struct session *s, uint64_t ts, const char *type, uint32_t pid, const char *comm)
@@ -213,10 +213,10 @@ static void emit_write(struct session *s, const struct devcg_trace_event *ev)
 		json_t *o = common(s, "cgroup_write", ev->ts_ns, ev->pid, ev->tid, ev->comm, ev->ppid,
 				   ev->pcomm, source_name(ev->source));
 
-		json_object_set_new(o, "cgroup", json_string(cg ? cg : "?"));
-		json_object_set_new(o, "hierarchy", json_string(h == DEVCG_H_FREEZER ? "freezer" : "devices"));
-		json_object_set_new(o, "file", json_string(file));
-		json_object_set_new(o, "data", json_stringn(data, n));
+		json_object_set_new(o, "cgroup", cli_text(cg ? cg : "?", (size_t)-1));
+		json_object_set_new(o, "hierarchy", cli_text(h == DEVCG_H_FREEZER ? "freezer" : "devices", (size_t)-1));
+		json_object_set_new(o, "file", cli_text(file, (size_t)-1));
+		json_object_set_new(o, "data", cli_text(data, n));
 		json_object_set_new(o, "len", json_integer(ev->write.len));
 		json_object_set_new(o, "ret", json_integer(ev->ret));
 		json_object_set_new(o, "enter_ns", json_integer((json_int_t)ev->ts_ns));
@@ -252,11 +252,11 @@ static void emit_bpf(struct session *s, const struct devcg_trace_event *ev)
 	if (ev->ret >= 0 && ev->bpf.prog_id && s->nfollow < 64)
 		s->follow[s->nfollow++] = ev->bpf.prog_id;
 	if (ev->bpf.attach_flags & BPF_F_ALLOW_MULTI)
-		json_array_append_new(flags, json_string("multi")), strcat(text, "multi,");
+		json_array_append_new(flags, cli_text("multi", (size_t)-1)), strcat(text, "multi,");
 	if (ev->bpf.attach_flags & BPF_F_ALLOW_OVERRIDE)
-		json_array_append_new(flags, json_string("override")), strcat(text, "override,");
+		json_array_append_new(flags, cli_text("override", (size_t)-1)), strcat(text, "override,");
 	if (ev->bpf.attach_flags & BPF_F_REPLACE || ev->bpf.cmd == 29)
-		json_array_append_new(flags, json_string("replace")), strcat(text, "replace,");
+		json_array_append_new(flags, cli_text("replace", (size_t)-1)), strcat(text, "replace,");
 	if (ev->bpf.prog_id)
 		json_array_append_new(ids, json_integer(ev->bpf.prog_id));
 	if (ev->bpf.replace_id)
@@ -270,8 +270,8 @@ static void emit_bpf(struct session *s, const struct devcg_trace_event *ev)
 		json_t *o = common(s, "bpf_prog_change", ev->ts_ns, ev->pid, ev->tid, ev->comm, ev->ppid,
 				   ev->pcomm, "tracepoint");
 
-		json_object_set_new(o, "cgroup", json_string(cg ? cg : "?"));
-		json_object_set_new(o, "op", json_string(bpf_op(ev->bpf.cmd)));
+		json_object_set_new(o, "cgroup", cli_text(cg ? cg : "?", (size_t)-1));
+		json_object_set_new(o, "op", cli_text(bpf_op(ev->bpf.cmd), (size_t)-1));
 		json_object_set_new(o, "flags", flags);
 		json_object_set_new(o, "prog_ids", ids);
 		if (ev->bpf.link_id)
@@ -304,12 +304,12 @@ static void emit_open(struct session *s, const struct devcg_trace_event *ev, boo
 		json_t *o = common(s, "open_denied", ev->ts_ns, ev->pid, ev->tid, ev->comm, ev->ppid,
 				   ev->pcomm, "tracepoint");
 
-		json_object_set_new(o, "path", json_stringn(ev->open.path, strnlen(ev->open.path, DEVCG_EV_PATH)));
-		json_object_set_new(o, "cgroup", json_string(cg2 ? cg2 : "?"));
+		json_object_set_new(o, "path", cli_text(ev->open.path, strnlen(ev->open.path, DEVCG_EV_PATH)));
+		json_object_set_new(o, "cgroup", cli_text(cg2 ? cg2 : "?", (size_t)-1));
 		if (cg1)
-			json_object_set_new(o, "devices_cgroup", json_string(cg1));
+			json_object_set_new(o, "devices_cgroup", cli_text(cg1, (size_t)-1));
 		if (has_dev)
-			json_object_set_new(o, "dev", json_string(dev_string(type, major, minor, dev, sizeof(dev))));
+			json_object_set_new(o, "dev", cli_text(dev_string(type, major, minor, dev, sizeof(dev)), (size_t)-1));
 		json_object_set_new(o, "ret", json_integer(ev->ret));
 		cli_print_json(o);
 		return;
@@ -336,12 +336,12 @@ static void emit_check(struct session *s, const struct devcg_trace_event *ev)
 		json_t *o = common(s, "device_denied", ev->ts_ns, ev->pid, ev->tid, ev->comm, ev->ppid,
 				   ev->pcomm, source_name(ev->source));
 
-		json_object_set_new(o, "cgroup", json_string(cg2 ? cg2 : "?"));
+		json_object_set_new(o, "cgroup", cli_text(cg2 ? cg2 : "?", (size_t)-1));
 		if (cg1)
-			json_object_set_new(o, "devices_cgroup", json_string(cg1));
-		json_object_set_new(o, "dev", json_string(dev));
-		json_object_set_new(o, "access", json_string(acc));
-		json_object_set_new(o, "decision", json_string("deny"));
+			json_object_set_new(o, "devices_cgroup", cli_text(cg1, (size_t)-1));
+		json_object_set_new(o, "dev", cli_text(dev, (size_t)-1));
+		json_object_set_new(o, "access", cli_text(acc, (size_t)-1));
+		json_object_set_new(o, "decision", cli_text("deny", (size_t)-1));
 		json_object_set_new(o, "ret", json_integer(ev->ret));
 		cli_print_json(o);
 		return;
@@ -371,13 +371,13 @@ static void emit_audit(struct session *s, const struct devcg_audit_event *a)
 	if (s->cli->json) {
 		json_t *o = common(s, "device_denied", a->ts_ns, a->pid, a->tid, comm, 0, "", "audit");
 
-		json_object_set_new(o, "cgroup", json_string(cg ? cg : "?"));
-		json_object_set_new(o, "dev", json_string(dev));
-		json_object_set_new(o, "access", json_string(acc));
-		json_object_set_new(o, "decision", json_string("deny"));
-		json_object_set_new(o, "decided_by", json_string(a->decided ? "exception" : "default"));
+		json_object_set_new(o, "cgroup", cli_text(cg ? cg : "?", (size_t)-1));
+		json_object_set_new(o, "dev", cli_text(dev, (size_t)-1));
+		json_object_set_new(o, "access", cli_text(acc, (size_t)-1));
+		json_object_set_new(o, "decision", cli_text("deny", (size_t)-1));
+		json_object_set_new(o, "decided_by", cli_text(a->decided ? "exception" : "default", (size_t)-1));
 		if (a->decided)
-			json_object_set_new(o, "exception", json_string(exc));
+			json_object_set_new(o, "exception", cli_text(exc, (size_t)-1));
 		cli_print_json(o);
 		return;
 	}
@@ -403,15 +403,15 @@ static void on_gap(void *ctx, const struct devcg_gap *g)
 				   g->kind == DEVCG_GAP_V1_DENY_ALL ? "cgroup_write" : "bpf_prog_change");
 
 		for (i = 0; i < g->ndevices; i++)
-			json_array_append_new(devs, json_string(dev_string(g->devices[i].type, g->devices[i].major,
-									   g->devices[i].minor, dev, sizeof(dev))));
-		json_object_set_new(o, "kind", json_string(g->kind == DEVCG_GAP_V1_DENY_ALL ? "v1_deny_all"
-											 : "v2_no_filter"));
-		json_object_set_new(o, "cgroup", json_string(g->cgroup));
+			json_array_append_new(devs, cli_text(dev_string(g->devices[i].type, g->devices[i].major,
+									   g->devices[i].minor, dev, sizeof(dev)), (size_t)-1));
+		json_object_set_new(o, "kind", cli_text(g->kind == DEVCG_GAP_V1_DENY_ALL ? "v1_deny_all"
+											 : "v2_no_filter", (size_t)-1));
+		json_object_set_new(o, "cgroup", cli_text(g->cgroup, (size_t)-1));
 		json_object_set_new(o, "writer_pid", json_integer(g->writer_pid));
-		json_object_set_new(o, "writer_comm", json_stringn(g->writer_comm, strnlen(g->writer_comm, 16)));
+		json_object_set_new(o, "writer_comm", cli_text(g->writer_comm, strnlen(g->writer_comm, 16)));
 		json_object_set_new(o, "writer_ppid", json_integer(g->writer_ppid));
-		json_object_set_new(o, "writer_pcomm", json_stringn(g->writer_pcomm, strnlen(g->writer_pcomm, 16)));
+		json_object_set_new(o, "writer_pcomm", cli_text(g->writer_pcomm, strnlen(g->writer_pcomm, 16)));
 		json_object_set_new(o, "start_ns", json_integer((json_int_t)g->start_ns));
 		json_object_set_new(o, "end_ns", json_integer((json_int_t)g->end_ns));
 		json_object_set_new(o, "window_ns", json_integer((json_int_t)window));
@@ -424,7 +424,7 @@ static void on_gap(void *ctx, const struct devcg_gap *g)
 					    json_integer((json_int_t)(g->last_denied_ns - g->start_ns)));
 		}
 		json_object_set_new(o, "devices", devs);
-		json_object_set_new(o, "freeze", json_string(g->freeze));
+		json_object_set_new(o, "freeze", cli_text(g->freeze, (size_t)-1));
 		json_object_set_new(o, "lost", json_boolean(g->lost));
 		cli_print_json(o);
 		return;
