@@ -555,8 +555,8 @@ static void summary(struct session *s, uint64_t elapsed, bool stats)
 
 		for (i = 0; i < N_TOTAL; i++)
 			json_object_set_new(by, type_names[i], json_integer((json_int_t)s->counts[i]));
-		o = json_pack("{s:s, s:I, s:I, s:o, s:I, s:{s:I, s:I}, s:f}", "type", "summary", "ts_ns",
-			      (json_int_t)mono_ns(), "duration_ns", (json_int_t)elapsed, "events", by, "gaps",
+		o = json_pack("{s:s, s:I, s:i, s:s, s:I, s:o, s:I, s:{s:I, s:I}, s:f}", "type", "summary",
+			      "ts_ns", (json_int_t)mono_ns(), "pid", (int)getpid(), "comm", "devcg", "duration_ns", (json_int_t)elapsed, "events", by, "gaps",
 			      (json_int_t)s->counts[N_GAP], "lost", "ringbuf", (json_int_t)s->lost[0],
 			      "read", (json_int_t)s->lost[1], "events_per_second",
 			      elapsed ? (double)events * 1e9 / (double)elapsed : 0.0);
@@ -622,8 +622,9 @@ static int run(struct cli *cli, int argc, char **argv)
 		case 'C': s.comm = optarg; break;
 		case 'd':
 			duration = strtod(optarg, &end);
-			if (*end || duration <= 0)
-				return cli_usage(cli, "--duration takes seconds > 0, not '%s'", optarg);
+			if (*end || !(duration > 0 && duration <= 1e7))
+				return cli_usage(cli, "--duration takes seconds, more than 0 and at most 1e7, not '%s'",
+						 optarg);
 			break;
 		case 'o':
 			if (!strcmp(optarg, "gap"))
@@ -670,9 +671,10 @@ static int run(struct cli *cli, int argc, char **argv)
 	devcg_gaps_seed_v2(s.gaps);
 	devcg_cgpaths_each(s.paths, DEVCG_H_V2, follow_existing, &s);
 	if (cli->json) {
-		json_t *o = json_pack("{s:s, s:s, s:s}", "type", "hooks", "writes",
+		json_t *o = json_pack("{s:s, s:I, s:i, s:s, s:s, s:o}", "type", "hooks", "ts_ns",
+				      (json_int_t)mono_ns(), "pid", (int)getpid(), "comm", "devcg", "writes",
 				      source_name((uint32_t)devcg_tracer_write_source(s.tracer)), "why",
-				      devcg_tracer_hooks(s.tracer));
+				      cli_text(devcg_tracer_hooks(s.tracer), (size_t)-1));
 
 		cli_print_json(o);
 	} else {

@@ -53,9 +53,10 @@ static int fill_map(int map_fd, const struct devcg_exception *ex, __u32 n, struc
 		vals[i].access = ex[i].access;
 	}
 	/* one syscall for the whole policy */
-	if (bpf_map_update_batch(map_fd, keys, vals, &count, NULL) || count != n)
-		ret = devcg_err(err, -errno ?: -EIO, "cannot fill the exception map: %s",
-				strerror(errno ?: EIO));
+	if (bpf_map_update_batch(map_fd, keys, vals, &count, NULL))
+		ret = devcg_err(err, -errno, "cannot fill the exception map: %s", strerror(errno));
+	else if (count != n)
+		ret = devcg_err(err, -EIO, "the exception map took %u of %u exceptions", count, n);
 out:
 	free(keys);
 	free(vals);
@@ -272,11 +273,10 @@ int devcg_filter_read(int prog_fd, struct devcg_policy **policy, bool *audit, st
 	}
 	if (cfg_fd >= 0 && exc_fd >= 0 && !bpf_map_lookup_elem(cfg_fd, &(__u32){ 0 }, &cfg) &&
 	    cfg.magic == DEVCG_MAGIC) {
-		ret = 1;
-		if (cfg.abi != DEVCG_ABI_VERSION)
-			ret = devcg_err(err, -EPROTO, "program %u is a devcg filter of ABI %u (this is %u)",
-					info.id, cfg.abi, DEVCG_ABI_VERSION);
-		else if (policy && (ret = read_exceptions(exc_fd, &cfg, policy, err)) == 0)
+		/* a filter of another devcg ABI cannot be read back: it counts as
+		 * foreign, so that it can still be shown, replaced or adopted */
+		ret = cfg.abi == DEVCG_ABI_VERSION;
+		if (ret && policy && (ret = read_exceptions(exc_fd, &cfg, policy, err)) == 0)
 			ret = 1;
 		if (audit)
 			*audit = cfg.audit;
