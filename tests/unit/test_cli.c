@@ -69,3 +69,24 @@ TEST(usage_errors_exit_2_and_check_says_deny_with_1)
 	CHECK_STR(out, "deny (default)\n");
 	CHECK_INT(run_in("deny a\\nc 1:3 r\\n", "check --rules - c 1:3 r", out, sizeof(out)), 0);
 }
+
+TEST(compile_applies_files_and_rules_in_command_line_order)
+{
+	char out[4096], path[] = "/tmp/devcg-unit-order-XXXXXX";
+	int fd = mkstemp(path);
+
+	if (access(devcg(), X_OK))
+		SKIP("%s is not built", devcg());
+	CHECK(fd >= 0);
+	CHECK(write(fd, "c 1:3 rwm\n", 10) == 10);
+	close(fd);
+	/* a devices.list read back after the reset it needs */
+	snprintf(out, sizeof(out), "compile 'deny a' -f %s 'allow c 1:9 r'", path);
+	CHECK_INT(run(out, out, sizeof(out)), 0);
+	CHECK_STR(out, "deny a\nallow c 1:3 rwm\nallow c 1:9 r\n");
+	/* the same sources the other way round: the reset comes last */
+	snprintf(out, sizeof(out), "compile -f %s 'deny a'", path);
+	CHECK_INT(run(out, out, sizeof(out)), 0);
+	CHECK_STR(out, "deny a\n");
+	unlink(path);
+}

@@ -120,8 +120,11 @@ static int run(struct cli *cli, int argc, char **argv)
 	ret = cli_parse_request(cli, argv + optind, &type, &major, &minor, &access);
 	if (ret)
 		return ret;
-	ret = cli_policy_from(cli, &(struct policy_args){ .files = &rules_file, .nfiles = 1 }, NULL, 0,
-			      &policy);
+	{
+		struct policy_args pa = { .n = 1, .src = { { .file = true, .text = rules_file } } };
+
+		ret = cli_policy_from(cli, &pa, &policy);
+	}
 	if (ret)
 		return EXIT_FAILED;
 	ret = devcg_policy_check(policy, type, major, minor, access, &ex, &decided);

@@ -34,17 +34,21 @@ int cli_failf(struct cli *cli, int code, const char *fmt, ...) __attribute__((fo
 int cli_help(const struct verb *v);
 
 /*
- * Parse the common options of verbs that take a policy: -f FILE (repeatable,
- * '-' for stdin), -j, -h, plus EXTRA getopt letters handed to ON_OPT. Rule
- * arguments start at *first_arg. Builds the policy of a fresh child of the
- * root cgroup from the files, then the RULE arguments.
+ * The sources of a policy in command-line order: -f FILE ('-' for stdin)
+ * and RULE arguments. Applied in that order as writes to a new child of
+ * the root cgroup (which starts allowing everything).
  */
+#define CLI_MAX_SOURCES 256
 struct policy_args {
-	const char **files;
-	size_t nfiles;
+	struct {
+		bool file;
+		const char *text;
+	} src[CLI_MAX_SOURCES];
+	int n;
 };
-int cli_policy_from(struct cli *cli, const struct policy_args *pa, char **rules, int nrules,
-		    struct devcg_policy **out);
+/* Add a source; a usage error (EXIT_USAGE) when there are too many. */
+int cli_add_source(struct cli *cli, struct policy_args *pa, bool file, const char *text);
+int cli_policy_from(struct cli *cli, const struct policy_args *pa, struct devcg_policy **out);
 
 /* Parse "TYPE MAJOR:MINOR ACCESS" request words (ACCESS may be "" or "-"). */
 int cli_parse_request(struct cli *cli, char **words, uint8_t *type, uint32_t *major,

@@ -52,25 +52,36 @@ int cli_help(const struct verb *v)
 	return EXIT_OK;
 }
 
-int cli_policy_from(struct cli *cli, const struct policy_args *pa, char **rules, int nrules,
-		    struct devcg_policy **out)
+int cli_add_source(struct cli *cli, struct policy_args *pa, bool file, const char *text)
+{
+	if (pa->n == CLI_MAX_SOURCES)
+		return cli_usage(cli, "more than %d -f files and rules on the command line "
+				 "(put the rules in a file)", CLI_MAX_SOURCES);
+	pa->src[pa->n].file = file;
+	pa->src[pa->n++].text = text;
+	return EXIT_OK;
+}
+
+int cli_policy_from(struct cli *cli, const struct policy_args *pa, struct devcg_policy **out)
 {
 	struct devcg_rules *list = devcg_rules_new();
 	struct devcg_policy *policy = devcg_policy_new();
 	struct devcg_error err = { 0 };
-	int ret = 0, i;
+	int ret = 0, i, nrule = 0;
 
 	if (!list || !policy) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; !ret && i < (int)pa->nfiles; i++)
-		ret = devcg_rules_parse_file(list, pa->files[i], NULL, &err);
-	for (i = 0; !ret && i < nrules; i++) {
+	for (i = 0; !ret && i < pa->n; i++) {
 		char source[32];
 
-		snprintf(source, sizeof(source), "argument %d", i + 1);
-		ret = devcg_rules_parse_rule(list, rules[i], source, NULL, &err);
+		if (pa->src[i].file) {
+			ret = devcg_rules_parse_file(list, pa->src[i].text, NULL, &err);
+			continue;
+		}
+		snprintf(source, sizeof(source), "argument %d", ++nrule);
+		ret = devcg_rules_parse_rule(list, pa->src[i].text, source, NULL, &err);
 	}
 	if (!ret)
 		ret = devcg_policy_apply_all(policy, list, &err);

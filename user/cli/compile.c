@@ -12,18 +12,18 @@ static int run(struct cli *cli, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *files[64];
-	struct policy_args pa = { .files = files };
+	static struct policy_args pa;
 	struct devcg_policy *policy;
 	int c, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+f:jh", opts, NULL)) != -1) {
+	/* '-': rules come back in order among the -f files (as option 1) */
+	while ((c = getopt_long(argc, argv, "-f:jh", opts, NULL)) != -1) {
 		switch (c) {
+		case 1:
 		case 'f':
-			if (pa.nfiles == sizeof(files) / sizeof(files[0]))
-				return cli_usage(cli, "too many -f files");
-			files[pa.nfiles++] = optarg;
+			if ((ret = cli_add_source(cli, &pa, c == 'f', optarg)))
+				return ret;
 			break;
 		case 'j':
 			cli->json = true;
@@ -34,9 +34,9 @@ static int run(struct cli *cli, int argc, char **argv)
 			return cli_usage(cli, "unknown option");
 		}
 	}
-	if (!pa.nfiles && optind == argc)
+	if (!pa.n)
 		return cli_usage(cli, "no rules: give -f FILE or RULE arguments");
-	ret = cli_policy_from(cli, &pa, argv + optind, argc - optind, &policy);
+	ret = cli_policy_from(cli, &pa, &policy);
 	if (ret)
 		return ret;
 	cli_print_policy(cli, policy);
@@ -53,9 +53,10 @@ const struct verb verb_compile = {
 	"Apply the rules, in order, as writes to devices.allow/devices.deny of a new\n"
 	"child of the root cgroup (which starts allowing everything), and print the\n"
 	"resulting policy as the shortest rule list that reproduces it: 'deny a' and\n"
-	"the allowed exceptions, or 'allow a' and the denied ones.\n\n"
+	"the allowed exceptions, or 'allow a' and the denied ones. Files and rules\n"
+	"are applied in the order they are given.\n\n"
 	"Options:\n"
-	"  -f, --file FILE  read rules from FILE ('-' for stdin); repeatable, read first\n"
+	"  -f, --file FILE  read rules from FILE ('-' for stdin); repeatable\n"
 	"  -j, --json       print {\"default\", \"exceptions\", \"devices\": [...]} (OCI form)\n"
 	"  -h, --help       this help\n\n"
 	"Rules: 'allow c 1:9 rwm', 'deny a', 'c 136:* rw' (no verb: allow),\n"
@@ -63,5 +64,6 @@ const struct verb verb_compile = {
 	"Examples:\n"
 	"  devcg compile 'deny a' 'allow c 1:9 rwm' 'allow c 1:3 rw'\n"
 	"  devcg compile -f config.json\n"
-	"  cat /sys/fs/cgroup/devices/X/devices.list | devcg compile -f - 'deny a' -f -\n",
+	"  devcg compile 'deny a' -f /sys/fs/cgroup/devices/X/devices.list\n"
+	"    (a default-deny cgroup's devices.list shows only its exceptions)\n",
 };

@@ -16,20 +16,26 @@ static int run(struct cli *cli, int argc, char **argv)
 		{ 0 },
 	};
 	DEVCG_OPTS(devcg_replace_opts, ro);
-	const char *files[64], *cgroup;
-	struct policy_args pa = { .files = files };
+	static struct policy_args pa;
+	const char *cgroup = NULL;
 	struct devcg_error err = { 0 };
 	struct devcg_policy *policy;
 	bool v1 = false;
 	int c, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:jh", opts, NULL)) != -1) {
+	/* '-': CGROUP, then the rules in order among the -f files */
+	while ((c = getopt_long(argc, argv, "-f:jh", opts, NULL)) != -1) {
 		switch (c) {
+		case 1:
+			if (!cgroup) {
+				cgroup = optarg;
+				break;
+			}
+			/* fall through */
 		case 'f':
-			if (pa.nfiles == sizeof(files) / sizeof(files[0]))
-				return cli_usage(cli, "too many -f files");
-			files[pa.nfiles++] = optarg;
+			if ((ret = cli_add_source(cli, &pa, c == 'f', optarg)))
+				return ret;
 			break;
 		case 'a': ro.audit = true; break;
 		case 'F': ro.force = true; break;
@@ -39,14 +45,13 @@ static int run(struct cli *cli, int argc, char **argv)
 		default: return cli_usage(cli, "unknown option");
 		}
 	}
-	if (optind == argc)
+	if (!cgroup)
 		return cli_usage(cli, "missing CGROUP");
-	cgroup = argv[optind++];
-	if (!pa.nfiles && optind == argc)
+	if (!pa.n)
 		return cli_usage(cli, "no rules: give -f FILE or RULE arguments");
 	if (v1 && (ro.audit || ro.force))
 		return cli_usage(cli, "--audit and --force are for cgroup v2 filters");
-	ret = cli_policy_from(cli, &pa, argv + optind, argc - optind, &policy);
+	ret = cli_policy_from(cli, &pa, &policy);
 	if (ret)
 		return ret;
 	if (v1) {
@@ -91,7 +96,8 @@ const struct verb verb_replace = {
 	"directory, absolute or relative to the cgroup2 mount. A program attached by\n"
 	"someone else (runc, crun, systemd) is adopted: replaced in its own mode.\n\n"
 	"Options:\n"
-	"  -f, --file FILE  read rules from FILE ('-' for stdin); repeatable, read first\n"
+	"  -f, --file FILE  read rules from FILE ('-' for stdin); repeatable; files and\n"
+	"                   rules are applied in the order given\n"
 	"      --audit      the filter reports each denial to its ring buffer (devcg trace)\n"
 	"      --force      replace several device programs: attach ours, then detach them\n"
 	"      --v1         DIR is a cgroup v1 devices directory: write the change to\n"
