@@ -254,9 +254,18 @@ DEVCG_API int devcg_state_check(const struct devcg_state *state, uint8_t type, u
 				uint32_t minor, uint8_t access, const struct devcg_program **by,
 				struct devcg_exception *decider, bool *decided);
 
-/* cgroup v1: move DIR (under the v1 devices hierarchy) to POLICY by writes
+/*
+ * cgroup v1: move DIR (under the v1 devices hierarchy) to POLICY by writes
  * to devices.allow/deny that never revoke a device both policies allow:
- * allows first, then denies, and 'a' only when the default must change. */
+ * the target's exceptions first, then the trims, and 'a' only when the
+ * default must change or a default-allow cgroup hides the exceptions to
+ * trim (devices.list does not show them). Returns 0, or the moments the
+ * kernel's interface forced (DEVCG_V1_*), or a negative errno. The writes
+ * are not a transaction: after an error, devices.list shows where it
+ * stopped.
+ */
+#define DEVCG_V1_DENY_ALL_MOMENT 1  /* 'a' to devices.deny: everything refused */
+#define DEVCG_V1_ALLOW_ALL_MOMENT 2 /* 'a' to devices.allow: everything allowed */
 DEVCG_API int devcg_replace_v1(const char *dir, const struct devcg_policy *policy,
 			       struct devcg_error *err);
 

@@ -63,7 +63,7 @@ TEST(v1_transitions_keep_devices_both_policies_allow)
 
 	need_v1(cg, sizeof(cg));
 	/* allow-all to deny-all: the one transition that needs a deny-all moment */
-	CHECK_INT(devcg_replace_v1(cg, a, &err), 1);
+	CHECK_INT(devcg_replace_v1(cg, a, &err), DEVCG_V1_DENY_ALL_MOMENT);
 	r = start(cg);
 	for (int i = 0; i < 200; i++)
 		CHECK_MSG(devcg_replace_v1(cg, i % 2 ? a : b, &err) == 0, "%s", err.msg);
@@ -106,7 +106,7 @@ TEST(v1_transition_ends_in_exactly_the_target_list)
 	char cg[4096], list[4096];
 
 	need_v1(cg, sizeof(cg));
-	CHECK_INT(devcg_replace_v1(cg, a, &err), 1);
+	CHECK_INT(devcg_replace_v1(cg, a, &err), DEVCG_V1_DENY_ALL_MOMENT);
 	CHECK_MSG(devcg_replace_v1(cg, b, &err) == 0, "%s", err.msg);
 	CHECK(scratch_cgroup_read(cg, "devices.list", list, sizeof(list)) > 0);
 	CHECK(strstr(list, "c 1:9 r\n") != NULL);
@@ -116,7 +116,8 @@ TEST(v1_transition_ends_in_exactly_the_target_list)
 	{
 		struct devcg_policy *c = policy_of("allow a\ndeny c 1:9 w\n");
 
-		CHECK_INT(devcg_replace_v1(cg, c, &err), 0);
+		/* 'a' to devices.allow: reported as a moment of allow-all */
+		CHECK_INT(devcg_replace_v1(cg, c, &err), DEVCG_V1_ALLOW_ALL_MOMENT);
 		CHECK(scratch_cgroup_read(cg, "devices.list", list, sizeof(list)) > 0);
 		CHECK_STR(list, "a *:* rwm\n");
 		devcg_policy_free(c);

@@ -23,7 +23,8 @@ static void usage(FILE *f)
 		   "  -j, --json     output JSON (errors too, as {\"error\": ...})\n"
 		   "  -h, --help     this help; 'devcg VERB --help' for a verb's\n"
 		   "  -V, --version  print the version\n\n"
-		   "Exit status: 0 success, 1 failure, 2 usage error ('check': 1 means deny).\n"
+		   "Exit status: 0 success, 1 failure, 2 usage error ('check': 0 allow,\n"
+		   "1 deny, 3 failure).\n"
 		   "See devcg(8).\n");
 }
 

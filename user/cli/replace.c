@@ -57,12 +57,18 @@ static int run(struct cli *cli, int argc, char **argv)
 	if (v1) {
 		ret = devcg_replace_v1(cgroup, policy, &err);
 		if (ret >= 0 && cli->json)
-			cli_print_json(json_pack("{s:o, s:b, s:b}", "cgroup", cli_text(cgroup, (size_t)-1), "v1", 1,
-						 "deny_all_moment", ret == 1));
+			cli_print_json(json_pack("{s:o, s:b, s:b, s:b}", "cgroup", cli_text(cgroup, (size_t)-1),
+						 "v1", 1, "deny_all_moment", !!(ret & DEVCG_V1_DENY_ALL_MOMENT),
+						 "allow_all_moment", !!(ret & DEVCG_V1_ALLOW_ALL_MOMENT)));
 		else if (ret >= 0)
-			printf("%s: devices.list updated%s\n", cgroup,
-			       ret == 1 ? " (the default changed from allow to deny: cgroup v1 "
-					  "cannot do that without a moment of deny-all)" : "");
+			printf("%s: devices.list updated%s%s\n", cgroup,
+			       ret & DEVCG_V1_DENY_ALL_MOMENT
+				       ? " (the default changed from allow to deny: cgroup v1 cannot do "
+					 "that without a moment of deny-all)" : "",
+			       ret & DEVCG_V1_ALLOW_ALL_MOMENT
+				       ? " ('a' was written to devices.allow: every device was allowed "
+					 "for a moment, since cgroup v1 hides a default-allow cgroup's "
+					 "exceptions)" : "");
 	} else {
 		ret = devcg_replace(cgroup, policy, &ro, &err);
 		if (!ret && cli->json)

@@ -85,7 +85,7 @@ int devcg_replace_v1(const char *dir, const struct devcg_policy *target, struct 
 	struct devcg_exception *want = NULL, *have = NULL;
 	struct devcg_policy *cur, *check;
 	struct statfs sfs;
-	int ret, deny_all_moment = 0;
+	int ret, moments = 0;
 
 	if (statfs(dir, &sfs))
 		return devcg_err(err, -errno, "%s: %s", dir, strerror(errno));
@@ -106,7 +106,7 @@ int devcg_replace_v1(const char *dir, const struct devcg_policy *target, struct 
 					.type = DEVCG_ALL, .access = DEVCG_ACC_ALL,
 					.major = DEVCG_ANY, .minor = DEVCG_ANY };
 
-		deny_all_moment = !target_allow;
+		moments = target_allow ? DEVCG_V1_ALLOW_ALL_MOMENT : DEVCG_V1_DENY_ALL_MOMENT;
 		ret = write_and_apply(dir, cur, &r, err);
 		if (ret)
 			goto out;
@@ -151,5 +151,5 @@ out:
 	free(want);
 	free(have);
 	devcg_policy_free(cur);
-	return ret ? ret : deny_all_moment;
+	return ret ? ret : moments;
 }
