@@ -288,40 +288,48 @@ static int run_cmd(char *const argv[])
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-TEST(concurrent_allow_commands_lose_no_update)
+/* N processes at once, each running `devcg VERB CG 'c MAJOR:r rwm'` for
+ * r < RULES, MAJOR = BASE + its index; all of them must succeed. */
+static void run_writers(const char *cg, const char *verb, int n, int rules, int base)
 {
-	struct devcg_policy *base = policy_of("deny a\nallow c 1:3 rwm\n");
-	struct devcg_error err = { 0 };
-	struct devcg_state *s;
-	const struct devcg_program *own;
-	pid_t kids[8];
-	char cg[4096];
+	pid_t kids[16];
 
-	need_v2();
-	CHECK(access(devcg_bin(), X_OK) == 0);
-	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
-	replace_ok(cg, base);
-	for (int k = 0; k < 8; k++) {
+	for (int k = 0; k < n; k++) {
 		kids[k] = fork();
 		CHECK(kids[k] >= 0);
 		if (kids[k] == 0) {
-			for (int r = 0; r < 50; r++) {
+			for (int r = 0; r < rules; r++) {
 				char rule[64];
-				char *argv[] = { (char *)devcg_bin(), "allow", cg, rule, NULL };
+				char *argv[] = { (char *)devcg_bin(), (char *)verb, (char *)cg, rule, NULL };
 
-				snprintf(rule, sizeof(rule), "c %d:%d rwm", 200 + k, r);
+				snprintf(rule, sizeof(rule), "c %d:%d rwm", base + k, r);
 				if (run_cmd(argv))
 					_exit(1);
 			}
 			_exit(0);
 		}
 	}
-	for (int k = 0; k < 8; k++) {
+	for (int k = 0; k < n; k++) {
 		int status;
 
 		CHECK(waitpid(kids[k], &status, 0) == kids[k]);
 		CHECK_INT(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0);
 	}
+}
+
+TEST(concurrent_allow_commands_lose_no_update)
+{
+	struct devcg_policy *base = policy_of("deny a\nallow c 1:3 rwm\n");
+	struct devcg_error err = { 0 };
+	struct devcg_state *s;
+	const struct devcg_program *own;
+	char cg[4096];
+
+	need_v2();
+	CHECK(access(devcg_bin(), X_OK) == 0);
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	replace_ok(cg, base);
+	run_writers(cg, "allow", 8, 50, 200);
 	CHECK_MSG(!devcg_state_read(cg, &s, &err), "%s", err.msg);
 	own = devcg_state_own(s);
 	CHECK(own != NULL);
@@ -608,34 +616,13 @@ TEST(concurrent_first_updates_on_an_empty_cgroup_lose_no_update)
 	struct devcg_error err = { 0 };
 	struct devcg_state *s;
 	uint32_t ids[64];
-	pid_t kids[4];
 	char cg[4096];
 
 	need_v2();
 	CHECK(access(devcg_bin(), X_OK) == 0);
 	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
 	/* no program yet: every writer's first read finds none */
-	for (int k = 0; k < 4; k++) {
-		kids[k] = fork();
-		CHECK(kids[k] >= 0);
-		if (kids[k] == 0) {
-			for (int r = 0; r < 20; r++) {
-				char rule[64];
-				char *argv[] = { (char *)devcg_bin(), "deny", cg, rule, NULL };
-
-				snprintf(rule, sizeof(rule), "c %d:%d rwm", 300 + k, r);
-				if (run_cmd(argv))
-					_exit(1);
-			}
-			_exit(0);
-		}
-	}
-	for (int k = 0; k < 4; k++) {
-		int status;
-
-		CHECK(waitpid(kids[k], &status, 0) == kids[k]);
-		CHECK_INT(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0);
-	}
+	run_writers(cg, "deny", 4, 20, 300);
 	CHECK_INT(attached(cg, ids, NULL), 1);
 	CHECK_MSG(!devcg_state_read(cg, &s, &err), "%s", err.msg);
 	CHECK(devcg_state_own(s) != NULL);
