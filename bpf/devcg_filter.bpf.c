@@ -22,11 +22,19 @@ struct {
 	__type(value, struct devcg_value);
 } exceptions SEC(".maps");
 
-/* Created only for the audit variant, which alone refers to it. */
+/* Created only for the audit variant, which alone refers to them: the
+ * denials, and how many of them did not fit in the ring. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
 } audit_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} audit_lost SEC(".maps");
 
 static __always_inline void audit(struct bpf_cgroup_dev_ctx *ctx, __u32 type, __u32 access,
 				  const struct devcg_key *key, const struct devcg_value *val)
@@ -35,8 +43,14 @@ static __always_inline void audit(struct bpf_cgroup_dev_ctx *ctx, __u32 type, __
 	__u64 id;
 
 	e = bpf_ringbuf_reserve(&audit_events, sizeof(*e), 0);
-	if (!e)
+	if (!e) {
+		__u32 zero = 0;
+		__u64 *lost = bpf_map_lookup_elem(&audit_lost, &zero);
+
+		if (lost)
+			(*lost)++;
 		return;
+	}
 	id = bpf_get_current_pid_tgid();
 	e->ts_ns = bpf_ktime_get_ns();
 	e->cgroup_id = bpf_get_current_cgroup_id();

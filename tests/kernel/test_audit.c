@@ -155,3 +155,45 @@ TEST(audit_ring_is_kept_across_swaps_so_a_reader_follows_the_cgroup)
 	devcg_rules_free(list);
 	devcg_policy_free(p);
 }
+
+#include "internal.h"
+#include "reader.h"
+
+TEST(audit_counts_the_denials_its_ring_had_no_room_for)
+{
+	static const char *const urandom[1] = { "/dev/urandom" };
+	struct devcg_rules *list = devcg_rules_new();
+	struct devcg_policy *p = devcg_policy_new();
+	DEVCG_OPTS(devcg_replace_opts, o, .audit = true);
+	int ncpu = libbpf_num_possible_cpus(), prog, lost;
+	uint64_t sum = 0, v[256] = { 0 };
+	struct readers *r;
+	char cg[4096];
+
+	if (geteuid() != 0 || !scratch_cgroup2_root())
+		SKIP("needs root and cgroup2");
+	CHECK(ncpu > 0 && ncpu <= 256);
+	CHECK(!devcg_rules_parse(list, "deny a\n", 7, "test", NULL, NULL));
+	CHECK(!devcg_policy_apply_all(p, list, NULL));
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	CHECK(!devcg_replace(cg, p, &o, NULL));
+	prog = bpf_prog_get_fd_by_id(o.prog_id);
+	lost = devcg_filter_audit_lost(prog);
+	CHECK(lost >= 0);
+	/* nobody reads the ring: a flood of refused opens must overflow it */
+	r = readers_start(cg, 1, urandom, 1);
+	CHECK(r != NULL);
+	while (readers_eperm(r, 0) < 20000)
+		usleep(1000);
+	CHECK_INT(readers_stop(r), 0);
+	CHECK(!bpf_map_lookup_elem(lost, &(__u32){ 0 }, v));
+	for (int c = 0; c < ncpu; c++)
+		sum += v[c];
+	/* the ring holds a few thousand events; the rest are counted */
+	CHECK(sum > 0 && sum < readers_eperm(r, 0));
+	readers_free(r);
+	close(lost);
+	close(prog);
+	devcg_rules_free(list);
+	devcg_policy_free(p);
+}

@@ -577,9 +577,11 @@ static void summary(struct session *s, uint64_t elapsed, bool stats)
 	fprintf(stderr, "-- %.3f s: ", (double)elapsed / 1e9);
 	for (i = 0; i < N_GAP; i++)
 		fprintf(stderr, "%s%s %llu", i ? ", " : "", type_names[i], (unsigned long long)s->counts[i]);
-	fprintf(stderr, "; gaps %llu; lost %llu (ring buffer %llu, reads %llu); %.0f events/s\n",
+	fprintf(stderr, "; gaps %llu; lost %llu (ring buffer %llu, reads %llu; audit rings %llu); "
+		"%.0f events/s\n",
 		(unsigned long long)s->counts[N_GAP], (unsigned long long)(s->lost[0] + s->lost[1]),
 		(unsigned long long)s->lost[0], (unsigned long long)s->lost[1],
+		(unsigned long long)devcg_tracer_audit_lost(s->tracer),
 		elapsed ? (double)events * 1e9 / (double)elapsed : 0.0);
 	for (i = 0; i < n; i++)
 		fprintf(stderr, "   %-28s runs %10llu  time %12llu ns  avg %8.1f ns\n", st[i].name,

@@ -63,7 +63,7 @@ out:
 	return ret;
 }
 
-int devcg_filter_load(const struct devcg_policy *policy, bool audit, int audit_ring,
+int devcg_filter_load(const struct devcg_policy *policy, bool audit, int audit_from,
 		      const char *fail_at, struct devcg_filter_version *out, struct devcg_error *err)
 {
 	size_t n = devcg_policy_count(policy);
@@ -97,11 +97,22 @@ int devcg_filter_load(const struct devcg_policy *policy, bool audit, int audit_r
 	if (!ret)
 		ret = bpf_program__set_autoload(audit ? skel->progs.devcg_filter : skel->progs.devcg_audit,
 						false) ?:
-		      bpf_map__set_autocreate(skel->maps.audit_events, audit);
-	/* a new version keeps the audit ring of the one it replaces, so that
-	 * a reader (devcg trace) follows the cgroup across swaps */
-	if (!ret && audit && audit_ring >= 0)
-		ret = bpf_map__reuse_fd(skel->maps.audit_events, audit_ring);
+		      bpf_map__set_autocreate(skel->maps.audit_events, audit) ?:
+		      bpf_map__set_autocreate(skel->maps.audit_lost, audit);
+	/* a new version keeps the audit ring (and its loss count) of the one it
+	 * replaces, so that a reader (devcg trace) follows the cgroup across swaps */
+	if (!ret && audit && audit_from >= 0) {
+		int ring = devcg_filter_audit_ring(audit_from), lost = devcg_filter_audit_lost(audit_from);
+
+		if (ring >= 0)
+			ret = bpf_map__reuse_fd(skel->maps.audit_events, ring);
+		if (!ret && lost >= 0)
+			ret = bpf_map__reuse_fd(skel->maps.audit_lost, lost);
+		if (ring >= 0)
+			close(ring);
+		if (lost >= 0)
+			close(lost);
+	}
 	if (ret) {
 		devcg_err(err, ret, "cannot prepare the filter's maps: %s", strerror(-ret));
 		goto fail;
@@ -168,7 +179,8 @@ void devcg_filter_close(struct devcg_filter_version *v)
 	v->prog_fd = -1;
 }
 
-int devcg_filter_audit_ring(int prog_fd)
+/* A map named NAME of the program PROG_FD, as a new fd, or a negative errno. */
+static int prog_map(int prog_fd, const char *name, __u32 type)
 {
 	struct bpf_prog_info info = { 0 };
 	__u32 info_len = sizeof(info), map_ids[8], i;
@@ -184,12 +196,21 @@ int devcg_filter_audit_ring(int prog_fd)
 
 		if (fd < 0)
 			continue;
-		if (!bpf_obj_get_info_by_fd(fd, &mi, &mi_len) && mi.type == BPF_MAP_TYPE_RINGBUF &&
-		    !strcmp(mi.name, "audit_events"))
+		if (!bpf_obj_get_info_by_fd(fd, &mi, &mi_len) && mi.type == type && !strcmp(mi.name, name))
 			return fd;
 		close(fd);
 	}
 	return -ENOENT;
+}
+
+int devcg_filter_audit_ring(int prog_fd)
+{
+	return prog_map(prog_fd, "audit_events", BPF_MAP_TYPE_RINGBUF);
+}
+
+int devcg_filter_audit_lost(int prog_fd)
+{
+	return prog_map(prog_fd, "audit_lost", BPF_MAP_TYPE_PERCPU_ARRAY);
 }
 
 /* Read the frozen exception map back into a policy. */

@@ -80,11 +80,14 @@ struct devcg_filter_version {
 	void *skel; /* struct devcg_filter */
 };
 
-/* AUDIT_RING: an audit ring buffer to share (from the version replaced), or -1. */
-int devcg_filter_load(const struct devcg_policy *policy, bool audit, int audit_ring,
+/* AUDIT_FROM: the audit filter (the version replaced) whose ring and loss
+ * count the new version shares, or -1. */
+int devcg_filter_load(const struct devcg_policy *policy, bool audit, int audit_from,
 		      const char *fail_at, struct devcg_filter_version *out, struct devcg_error *err);
-/* The audit ring buffer of a devcg filter, as a new fd, or a negative errno. */
+/* The audit ring buffer, and the count of denials it had no room for, of a
+ * devcg filter, as new fds, or a negative errno. */
 int devcg_filter_audit_ring(int prog_fd);
+int devcg_filter_audit_lost(int prog_fd);
 void devcg_filter_close(struct devcg_filter_version *v);
 /*
  * Is PROG_FD a devcg filter? Returns 1 and, when POLICY is non-NULL, its

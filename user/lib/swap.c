@@ -176,7 +176,7 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 	bool force = DEVCG_OPT(opts, devcg_replace_opts, force, false);
 	struct devcg_filter_version v = { .prog_fd = -1 };
 	struct attached before, after;
-	int target = -1, ring, ret, i, link = -1;
+	int target = -1, ret, i, link = -1;
 	bool audit, ours = true;
 	struct stat st;
 	char ids[512];
@@ -205,10 +205,9 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 		target = 0; /* adopt the foreign program */
 
 	audit = DEVCG_OPT(opts, devcg_replace_opts, audit, false);
-	ring = audit && target >= 0 && before.audit[target] ? devcg_filter_audit_ring(before.fds[target]) : -1;
-	ret = devcg_filter_load(policy, audit, ring, fail_at, &v, err);
-	if (ring >= 0)
-		close(ring);
+	ret = devcg_filter_load(policy, audit,
+				audit && target >= 0 && before.audit[target] ? before.fds[target] : -1,
+				fail_at, &v, err);
 	if (ret)
 		goto out;
 	if (devcg_fault(fail_at, "attach")) {

@@ -40,6 +40,7 @@ struct devcg_tracer {
 	char hooks[1024];
 	uint32_t audit_ids[MAX_AUDIT];
 	int audit_fds[MAX_AUDIT];
+	int audit_lost_fds[MAX_AUDIT];
 	int naudit;
 };
 
@@ -290,8 +291,11 @@ void devcg_tracer_close(struct devcg_tracer *t)
 	devcg_trace_fentry__destroy(t->fe);
 	devcg_trace_kprobe__destroy(t->kp);
 	devcg_trace_tp__destroy(t->tp);
-	for (i = 0; i < t->naudit; i++)
+	for (i = 0; i < t->naudit; i++) {
 		close(t->audit_fds[i]);
+		if (t->audit_lost_fds[i] >= 0)
+			close(t->audit_lost_fds[i]);
+	}
 	if (t->stats_fd >= 0)
 		close(t->stats_fd);
 	free(t);
@@ -322,7 +326,7 @@ int devcg_tracer_follow_audit(struct devcg_tracer *t, uint32_t prog_id)
 {
 	struct bpf_map_info mi = { 0 };
 	__u32 mi_len = sizeof(mi);
-	int prog_fd, ring, i;
+	int prog_fd, ring, lost, i;
 	bool audit = false;
 
 	prog_fd = bpf_prog_get_fd_by_id(prog_id);
@@ -333,43 +337,65 @@ int devcg_tracer_follow_audit(struct devcg_tracer *t, uint32_t prog_id)
 		return 0;
 	}
 	ring = devcg_filter_audit_ring(prog_fd);
+	lost = devcg_filter_audit_lost(prog_fd);
 	close(prog_fd);
-	if (ring < 0)
+	if (ring < 0) {
+		if (lost >= 0)
+			close(lost);
 		return ring;
-	if (bpf_obj_get_info_by_fd(ring, &mi, &mi_len) || t->naudit == MAX_AUDIT) {
-		close(ring);
-		return -ENOSPC;
 	}
-	for (i = 0; i < t->naudit; i++) {
-		if (t->audit_ids[i] == mi.id) {
-			close(ring); /* a later version sharing the same ring */
-			return 0;
-		}
-	}
-	if (ring_buffer__add(t->rb, ring, on_audit, t)) {
+	i = bpf_obj_get_info_by_fd(ring, &mi, &mi_len) ? -1 : 0;
+	for (; i >= 0 && i < t->naudit; i++)
+		if (t->audit_ids[i] == mi.id)
+			break; /* a later version sharing the same ring */
+	if (i != t->naudit || t->naudit == MAX_AUDIT || ring_buffer__add(t->rb, ring, on_audit, t)) {
 		close(ring);
-		return -errno;
+		if (lost >= 0)
+			close(lost);
+		return i >= 0 && i < t->naudit ? 0 : -ENOSPC;
 	}
 	t->audit_ids[t->naudit] = mi.id;
+	t->audit_lost_fds[t->naudit] = lost;
 	t->audit_fds[t->naudit++] = ring;
 	return 1;
 }
 
+/* The sum over CPUs of entry K of a per-CPU array of counters. */
+static uint64_t percpu_sum(int fd, __u32 k)
+{
+	int ncpu = libbpf_num_possible_cpus(), c;
+	uint64_t sum = 0;
+
+	if (ncpu <= 0)
+		return 0;
+	{
+		uint64_t v[ncpu];
+
+		if (bpf_map_lookup_elem(fd, &k, v))
+			return 0;
+		for (c = 0; c < ncpu; c++)
+			sum += v[c];
+	}
+	return sum;
+}
+
 void devcg_tracer_lost(const struct devcg_tracer *t, uint64_t lost[DEVCG_LOST_MAX])
 {
-	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(t->tp->maps.lost);
 	__u32 k;
 
-	for (k = 0; k < DEVCG_LOST_MAX; k++) {
-		uint64_t v[ncpu > 0 ? ncpu : 1];
-		int c;
+	for (k = 0; k < DEVCG_LOST_MAX; k++)
+		lost[k] = percpu_sum(bpf_map__fd(t->tp->maps.lost), k);
+}
 
-		lost[k] = 0;
-		if (ncpu <= 0 || bpf_map_lookup_elem(fd, &k, v))
-			continue;
-		for (c = 0; c < ncpu; c++)
-			lost[k] += v[c];
-	}
+uint64_t devcg_tracer_audit_lost(const struct devcg_tracer *t)
+{
+	uint64_t sum = 0;
+	int i;
+
+	for (i = 0; i < t->naudit; i++)
+		if (t->audit_lost_fds[i] >= 0)
+			sum += percpu_sum(t->audit_lost_fds[i], 0);
+	return sum;
 }
 
 int devcg_tracer_stats(const struct devcg_tracer *t, struct devcg_prog_stats *out, int max)

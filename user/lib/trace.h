@@ -52,6 +52,9 @@ int devcg_tracer_poll(struct devcg_tracer *t, int timeout_ms, devcg_trace_cb cb,
 /* Follow a devcg filter's audit ring (found from its program id). */
 int devcg_tracer_follow_audit(struct devcg_tracer *t, uint32_t prog_id);
 void devcg_tracer_lost(const struct devcg_tracer *t, uint64_t lost[DEVCG_LOST_MAX]);
+/* Denials the followed devcg filters could not fit in their audit rings
+ * (counted since each filter was loaded, not since the trace began). */
+uint64_t devcg_tracer_audit_lost(const struct devcg_tracer *t);
 
 struct devcg_prog_stats {
 	char name[32];
