@@ -162,6 +162,22 @@ TEST(first_install_on_an_empty_cgroup_attaches_one_multi_program)
 	devcg_policy_free(a);
 }
 
+/* A control: after a swap to a policy without /dev/urandom, readers in CG
+ * are refused it, so what was installed really enforces. */
+static void check_refuses_urandom(const char *cg)
+{
+	struct devcg_policy *no = policy_of(POLICY_NO_URANDOM);
+	unsigned long eperm[2], opens[2];
+
+	replace_ok(cg, no);
+	begin_readers(cg);
+	usleep(20 * 1000);
+	end_readers(eperm, opens);
+	CHECK(eperm[0] > 0 && eperm[0] == opens[0]);
+	CHECK_INT(eperm[1], 0);
+	devcg_policy_free(no);
+}
+
 /* A program of the test's own that allows everything, as a runtime's would. */
 static int foreign_prog(void)
 {
@@ -205,17 +221,8 @@ static void adopt_in_mode(__u32 flags)
 	CHECK_INT(devcg_state_count(s), 1);
 	CHECK(devcg_state_own(s) && devcg_state_own(s)->id == id);
 	devcg_state_free(s);
-	/* control: the adopted filter enforces (a policy without urandom) */
-	{
-		struct devcg_policy *no = policy_of(POLICY_NO_URANDOM);
-
-		replace_ok(cg, no);
-		begin_readers(cg);
-		usleep(20 * 1000);
-		end_readers(eperm, opens);
-		CHECK(eperm[0] > 0);
-		devcg_policy_free(no);
-	}
+	/* control: the adopted filter enforces */
+	check_refuses_urandom(cg);
 	close(cfd);
 	devcg_policy_free(a);
 	devcg_policy_free(b);
@@ -659,16 +666,7 @@ TEST(adopts_a_foreign_program_attached_by_a_link_with_link_update)
 	CHECK_INT(attached(cg, ids, NULL), 1);
 	CHECK_INT(ids[0], id);
 	/* control: the link's program is ours and enforces */
-	{
-		struct devcg_policy *no = policy_of(POLICY_NO_URANDOM);
-
-		replace_ok(cg, no);
-		begin_readers(cg);
-		usleep(20 * 1000);
-		end_readers(eperm, opens);
-		CHECK(eperm[0] > 0);
-		devcg_policy_free(no);
-	}
+	check_refuses_urandom(cg);
 	close(link);
 	close(fd);
 	close(cfd);
