@@ -603,7 +603,7 @@ static int run(struct cli *cli, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct devcg_tracer_opts to = { .sz = sizeof(to), .mount_tracefs = true, .audit = true };
+	struct devcg_tracer_opts to = { .sz = sizeof(to), .mount_tracefs = true };
 	struct session s = { .cli = cli, .pid = -1 };
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct devcg_error err = { 0 };

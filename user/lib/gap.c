@@ -70,7 +70,6 @@ struct devcg_gaps {
 	size_t n1, n2;
 	struct freeze *freezes;
 	size_t nfreeze;
-	uint64_t count;
 	uint64_t lost;
 };
 
@@ -94,11 +93,6 @@ void devcg_gaps_free(struct devcg_gaps *g)
 	free(g->v2);
 	free(g->freezes);
 	free(g);
-}
-
-uint64_t devcg_gaps_count(const struct devcg_gaps *g)
-{
-	return g->count;
 }
 
 static struct window *window_of(struct devcg_gaps *g, bool v2, uint64_t id)
@@ -172,7 +166,6 @@ static void close_window(struct devcg_gaps *g, struct window *w, uint64_t end)
 	w->gap.end_ns = end > w->gap.start_ns ? end : w->gap.start_ns;
 	w->gap.lost = g->lost != w->lost_at_start;
 	w->gap.freeze = w->gap.kind == DEVCG_GAP_V1_DENY_ALL ? freeze_state(g, &w->gap) : "none";
-	g->count++;
 	if (g->cb)
 		g->cb(g->ctx, &w->gap);
 }

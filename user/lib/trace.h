@@ -30,8 +30,6 @@ struct devcg_tracer_opts {
 	bool mount_tracefs;
 	/* collect BPF run-time statistics (--stats) */
 	bool stats;
-	/* read the audit rings of devcg filters that have them */
-	bool audit;
 };
 
 struct devcg_tracer;
@@ -119,6 +117,5 @@ void devcg_gaps_feed(struct devcg_gaps *g, const struct devcg_trace_event *ev, u
 		     uint32_t dev_major, uint32_t dev_minor, uint64_t lost);
 /* Close windows whose burst ended before NOW_NS (or all, with NOW_NS 0). */
 void devcg_gaps_flush(struct devcg_gaps *g, uint64_t now_ns);
-uint64_t devcg_gaps_count(const struct devcg_gaps *g);
 
 #endif
