@@ -6,6 +6,25 @@ CC       ?= gcc
 CLANG    ?= clang
 BPFTOOL  ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 VERSION  := $(shell sed -n 's/^\#define DEVCG_VERSION "\(.*\)"/\1/p' include/devcg.h)
+SOVERSION := $(firstword $(subst ., ,$(VERSION)))
+
+# The BPF target architecture: the build machine's, or ARCH= (x86, arm64, ...).
+HOST_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/' \
+		-e 's/riscv64/riscv/' -e 's/s390x/s390/' -e 's/loongarch64/loongarch/')
+ARCH     ?= $(HOST_ARCH)
+# vmlinux.h comes from the running kernel: say so when it is another arch's
+BPF_ARCH_FLAGS := -D__TARGET_ARCH_$(ARCH) $(if $(filter $(ARCH),$(HOST_ARCH)),,-DDEVCG_CROSS_ARCH)
+MULTIARCH_INC := $(firstword $(wildcard /usr/include/$(shell uname -m)-linux-gnu) /usr/include)
+
+# Install directories (GNU names); DESTDIR stages the whole tree.
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+SBINDIR    ?= $(PREFIX)/sbin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+DATADIR    ?= $(PREFIX)/share
+MANDIR     ?= $(DATADIR)/man
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
 
 ifeq ($(V),1)
 Q :=
@@ -33,11 +52,15 @@ HEADERS  := include/devcg.h $(wildcard user/lib/*.h user/cli/*.h bpf/*.h)
 UNIT_SRCS   := tests/harness.c $(wildcard tests/unit/*.c)
 KERNEL_SRCS := tests/harness.c tests/scratch.c tests/probe.c tests/reader.c $(wildcard tests/kernel/*.c)
 
-.PHONY: all deps demo test unit-test kernel-test fuzz clean install
+.PHONY: all bpf deps demo test unit-test kernel-test fuzz clean install uninstall deb
 .DELETE_ON_ERROR:
 .SECONDARY:
 
 all: $(BUILD)/devcg $(BUILD)/libdevcg.a $(BUILD)/libdevcg.so $(BUILD)/devcg-reader
+
+# The BPF objects alone: `make ARCH=arm64 BUILD=build/arm64 bpf` builds them
+# for another architecture.
+bpf: $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.bpf.o)
 
 deps:
 	$(Q)tools/deps.sh
@@ -53,7 +76,7 @@ $(BUILD)/vmlinux.h: | $(BUILD)
 
 $(BUILD)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(BUILD)/vmlinux.h | $(BUILD)
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) -target bpf -O2 -g -Wall -Werror -D__TARGET_ARCH_x86 -Ibpf -Iinclude -I$(BUILD) -I/usr/include/$(shell uname -m)-linux-gnu -c $< -o $@
+	$(Q)$(CLANG) -target bpf -O2 -g -Wall -Werror $(BPF_ARCH_FLAGS) -Ibpf -Iinclude -I$(BUILD) -I$(MULTIARCH_INC) -c $< -o $@
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
@@ -67,18 +90,29 @@ $(BUILD)/cli/%.o: user/cli/%.c $(HEADERS) | $(BUILD)/cli
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -DDEVCG_CLI -c $< -o $@
 
-$(BUILD)/libdevcg.a: $(LIB_OBJS)
+# The static library is one relocatable object whose hidden symbols are made
+# local: only the DEVCG_API functions are global, as in the shared library.
+$(BUILD)/libdevcg.o: $(LIB_OBJS)
+	$(call msg,LD-R,$@)
+	$(Q)$(LD) -r -o $@ $(LIB_OBJS) && objcopy --localize-hidden $@
+
+$(BUILD)/libdevcg.a: $(BUILD)/libdevcg.o
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/libdevcg.so: $(LIB_OBJS) user/lib/libdevcg.map
+# libdevcg.so.X.Y.Z, its soname libdevcg.so.X and the link-time name libdevcg.so.
+$(BUILD)/libdevcg.so.$(VERSION): $(LIB_OBJS) user/lib/libdevcg.map
 	$(call msg,LD,$@)
-	$(Q)$(CC) -shared -Wl,--version-script=user/lib/libdevcg.map -Wl,-soname,libdevcg.so.0 \
-		-o $@ $(LIB_OBJS) $(LDLIBS)
+	$(Q)$(CC) -shared -Wl,--version-script=user/lib/libdevcg.map -Wl,-soname,libdevcg.so.$(SOVERSION) \
+		-Wl,-z,defs -o $@ $(LIB_OBJS) $(LDLIBS)
 
-$(BUILD)/devcg: $(CLI_OBJS) $(BUILD)/libdevcg.a
+$(BUILD)/libdevcg.so: $(BUILD)/libdevcg.so.$(VERSION)
+	$(Q)ln -sf libdevcg.so.$(VERSION) $(BUILD)/libdevcg.so.$(SOVERSION)
+	$(Q)ln -sf libdevcg.so.$(SOVERSION) $@
+
+$(BUILD)/devcg: $(CLI_OBJS) $(LIB_OBJS)
 	$(call msg,LD,$@)
-	$(Q)$(CC) -o $@ $(CLI_OBJS) $(BUILD)/libdevcg.a $(LDLIBS)
+	$(Q)$(CC) -o $@ $(CLI_OBJS) $(LIB_OBJS) $(LDLIBS)
 
 $(BUILD)/devcg-reader: tools/reader.c | $(BUILD)
 	$(call msg,CC,$@)
@@ -122,6 +156,35 @@ demo: deps
 
 clean:
 	$(Q)rm -rf $(BUILD)
+
+# What `make install` puts where; `make uninstall` removes exactly these.
+INSTALLED := $(INCLUDEDIR)/devcg.h $(LIBDIR)/libdevcg.so.$(VERSION) $(LIBDIR)/libdevcg.so.$(SOVERSION) \
+	$(LIBDIR)/libdevcg.so $(LIBDIR)/libdevcg.a $(LIBDIR)/pkgconfig/devcg.pc $(BINDIR)/devcg \
+	$(MANDIR)/man8/devcg.8 $(BASHCOMPDIR)/devcg
+
+install: all
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) \
+		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPDIR)
+	$(Q)install -m 644 include/devcg.h $(DESTDIR)$(INCLUDEDIR)/devcg.h
+	$(Q)install -m 755 $(BUILD)/libdevcg.so.$(VERSION) $(DESTDIR)$(LIBDIR)/
+	$(Q)ln -sf libdevcg.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libdevcg.so.$(SOVERSION)
+	$(Q)ln -sf libdevcg.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libdevcg.so
+	$(Q)install -m 644 $(BUILD)/libdevcg.a $(DESTDIR)$(LIBDIR)/libdevcg.a
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(VERSION)|' user/lib/devcg.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/devcg.pc
+	$(Q)chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/devcg.pc
+	$(Q)install -m 755 $(BUILD)/devcg $(DESTDIR)$(BINDIR)/devcg
+	$(Q)install -m 644 user/cli/devcg.8 $(DESTDIR)$(MANDIR)/man8/devcg.8
+	$(Q)install -m 644 user/cli/devcg.bash $(DESTDIR)$(BASHCOMPDIR)/devcg
+
+uninstall:
+	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+
+# Debian packages from the same install step (tools/deb.sh; dpkg-deb only).
+deb: all
+	$(Q)tools/deb.sh $(BUILD) $(VERSION)
 
 # Larger jobs keep their rules beside their code (tools/bench, tools/vmtest, ...).
 include $(wildcard tools/*/*.mk)

@@ -9,6 +9,17 @@
 
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
+#if defined(DEVCG_CROSS_ARCH) && defined(__TARGET_ARCH_arm64)
+/* Built for arm64 against the build machine's vmlinux.h, which has no arm64
+ * register struct for bpf_tracing.h's PT_REGS macros: its layout from
+ * arch/arm64/include/uapi/asm/ptrace.h, relocated by CO-RE at load time. */
+struct user_pt_regs {
+	__u64 regs[31];
+	__u64 sp;
+	__u64 pc;
+	__u64 pstate;
+} __attribute__((preserve_access_index));
+#endif
 #include <bpf/bpf_tracing.h>
 
 #include "devcg_trace.h"

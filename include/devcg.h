@@ -26,6 +26,10 @@ extern "C" {
 
 #define DEVCG_VERSION "0.1.0"
 
+/* The version of the library actually loaded ("0.1.0"), which may differ
+ * from the DEVCG_VERSION a program was compiled against. */
+DEVCG_API const char *devcg_version(void);
+
 /* A major or minor of DEVCG_ANY is the kernel's '*' (~0 in device_cgroup.c). */
 #define DEVCG_ANY 0xffffffffu
 
@@ -70,12 +74,25 @@ struct devcg_error {
 	char msg[1024];
 };
 
-/* Declare an options struct with its size set and the rest zeroed. */
-#define DEVCG_OPTS(TYPE, NAME, ...)                                  \
-	struct TYPE NAME = ({                                        \
+/* Declare an options struct with its size set and the rest zeroed; in C,
+ * fields may follow: DEVCG_OPTS(devcg_replace_opts, o, .force = true). */
+#ifndef __cplusplus
+#define DEVCG_OPTS(TYPE, ...) DEVCG_OPTS_(TYPE, __VA_ARGS__, )
+/* (the empty argument keeps ISO C99 happy when no field is given) */
+#define DEVCG_OPTS_(TYPE, NAME, ...)                                 \
+	struct TYPE NAME = __extension__({                           \
 		__builtin_memset(&NAME, 0, sizeof(struct TYPE));     \
 		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ }; \
 	})
+#else
+/* C++ has no designated initializers before C++20: set fields afterwards. */
+#define DEVCG_OPTS(TYPE, NAME)                                       \
+	TYPE NAME = [] {                                             \
+		TYPE o_ = TYPE();                                    \
+		o_.sz = sizeof(TYPE);                                \
+		return o_;                                           \
+	}()
+#endif
 
 /* Limits of the rule language. */
 #define DEVCG_MAX_RULES 100000

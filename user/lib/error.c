@@ -35,3 +35,8 @@ int devcg_err_wrap(struct devcg_error *err, int code, const char *fmt, ...)
 	err->code = code;
 	return code;
 }
+
+const char *devcg_version(void)
+{
+	return DEVCG_VERSION;
+}

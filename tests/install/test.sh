@@ -1,0 +1,115 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+# `make install` into a scratch DESTDIR, then what a distribution and an
+# outside project see of it: the files and links, the exported ABI (exactly
+# the header's DEVCG_API functions), and three consumers built only from
+# the staged files through pkg-config: C99 -pedantic, C++17, static.
+# Usage: test.sh BUILD   (run from the top of the tree; no root needed)
+set -u
+build=${1:-build}
+pass=0 fail=0 skip=0
+ok() { echo "ok   $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
+skp() { echo "skip $1: $2"; skip=$((skip + 1)); }
+check() { name=$1; shift; if out=$("$@" 2>&1); then ok "$name"; else bad "$name" "$out"; fi; }
+
+stage=$(mktemp -d /tmp/devcg-install-XXXXXX)
+trap 'rm -rf "$stage"' EXIT
+dest=$stage/root
+version=$(sed -n 's/^#define DEVCG_VERSION "\(.*\)"/\1/p' include/devcg.h)
+major=${version%%.*}
+lib=$dest/usr/lib
+
+if ! out=$(make --no-print-directory -s install BUILD="$build" DESTDIR="$dest" PREFIX=/usr 2>&1); then
+	bad install_into_destdir "$out"
+	echo "$pass passed, $fail failed, $skip skipped"
+	exit 1
+fi
+ok install_into_destdir
+
+installs_every_file() {
+	for f in usr/include/devcg.h usr/lib/libdevcg.so.$version usr/lib/libdevcg.a \
+		usr/lib/pkgconfig/devcg.pc usr/bin/devcg usr/share/man/man8/devcg.8 \
+		usr/share/bash-completion/completions/devcg; do
+		[ -f "$dest/$f" ] || { echo "missing $f"; return 1; }
+	done
+	[ "$(readlink "$lib/libdevcg.so.$major")" = "libdevcg.so.$version" ] || { echo "bad .so.$major link"; return 1; }
+	[ "$(readlink "$lib/libdevcg.so")" = "libdevcg.so.$major" ] || { echo "bad .so link"; return 1; }
+	# nothing else, and nothing outside the prefix
+	n=$(find "$dest" -type f -o -type l | wc -l)
+	[ "$n" = 9 ] || { echo "expected 9 files and links, found $n:"; find "$dest"; return 1; }
+}
+check installs_every_file installs_every_file
+
+soname_is_the_major_version() {
+	readelf -d "$lib/libdevcg.so.$version" | grep -q "SONAME.*\[libdevcg.so.$major\]"
+}
+check soname_is_the_major_version soname_is_the_major_version
+
+pc_names_the_prefix_and_private_requirements() {
+	grep -qx 'libdir=/usr/lib' "$lib/pkgconfig/devcg.pc" &&
+		grep -qx "Version: $version" "$lib/pkgconfig/devcg.pc" &&
+		grep -qx 'Requires.private: libbpf jansson' "$lib/pkgconfig/devcg.pc"
+}
+check pc_names_the_prefix_and_private_requirements pc_names_the_prefix_and_private_requirements
+
+tests/install/api-list.sh include/devcg.h > "$stage/api"
+shared_library_exports_exactly_the_api() {
+	nm -D --defined-only "$lib/libdevcg.so.$version" | awk '$2 == "T" { sub(/@.*/, "", $3); print $3 }' |
+		sort > "$stage/so" && [ -s "$stage/api" ] && diff "$stage/api" "$stage/so" &&
+		! nm -D --defined-only "$lib/libdevcg.so.$version" | awk '$2 ~ /[BDGRSTVW]/' | grep -v LIBDEVCG_ |
+		awk '{ sub(/@.*/, "", $3); print $3 }' | grep -vxF -f "$stage/api"
+}
+check shared_library_exports_exactly_the_api shared_library_exports_exactly_the_api
+
+static_library_has_no_other_global_symbol() {
+	nm -g --defined-only "$lib/libdevcg.a" | awk 'NF == 3 { print $3 }' | sort > "$stage/a" &&
+		diff "$stage/api" "$stage/a"
+}
+check static_library_has_no_other_global_symbol static_library_has_no_other_global_symbol
+
+# the control: the same comparison must notice one function too many
+abi_check_notices_an_extra_symbol() {
+	{ cat "$stage/so"; echo devcg_not_in_the_header; } | sort > "$stage/so+"
+	! diff -q "$stage/api" "$stage/so+" >/dev/null
+}
+check abi_check_notices_an_extra_symbol abi_check_notices_an_extra_symbol
+
+export PKG_CONFIG_SYSROOT_DIR="$dest" PKG_CONFIG_PATH="$lib/pkgconfig"
+if ! pkg-config --exists devcg; then
+	bad pkg_config_finds_devcg "$(pkg-config --print-errors --exists devcg 2>&1)"
+else
+	ok pkg_config_finds_devcg
+	cflags=$(pkg-config --cflags devcg)
+	libs=$(pkg-config --libs devcg)
+	cp tests/install/consumer.c "$stage/consumer.c"
+	cp tests/install/consumer.c "$stage/consumer.cc"
+	check c99_pedantic_consumer_builds cc -std=c99 -pedantic -Wall -Wextra -Werror $cflags \
+		-o "$stage/c99" "$stage/consumer.c" $libs
+	check c99_pedantic_consumer_runs env LD_LIBRARY_PATH="$lib" "$stage/c99"
+	if command -v c++ >/dev/null; then
+		check cxx17_consumer_builds c++ -std=c++17 -pedantic -Wall -Wextra -Werror $cflags \
+			-o "$stage/cxx" "$stage/consumer.cc" $libs
+		check cxx17_consumer_runs env LD_LIBRARY_PATH="$lib" "$stage/cxx"
+	else
+		skp cxx17_consumer_builds "no C++ compiler (c++)"
+	fi
+	static_libs=$(pkg-config --static --libs-only-l devcg | sed 's/-ldevcg//')
+	check static_consumer_builds cc -std=c99 $cflags -o "$stage/static" "$stage/consumer.c" \
+		"$lib/libdevcg.a" $static_libs
+	static_consumer_needs_no_libdevcg_so() {
+		! readelf -d "$stage/static" | grep -q 'libdevcg' && "$stage/static"
+	}
+	check static_consumer_needs_no_libdevcg_so static_consumer_needs_no_libdevcg_so
+fi
+
+uninstall_removes_exactly_what_was_installed() {
+	touch "$lib/not-ours"
+	make --no-print-directory -s uninstall BUILD="$build" DESTDIR="$dest" PREFIX=/usr || return 1
+	left=$(find "$dest" -type f -o -type l)
+	[ "$left" = "$lib/not-ours" ] || { echo "left: $left"; return 1; }
+}
+check uninstall_removes_exactly_what_was_installed uninstall_removes_exactly_what_was_installed
+
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" = 0 ]
