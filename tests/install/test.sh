@@ -111,5 +111,55 @@ uninstall_removes_exactly_what_was_installed() {
 }
 check uninstall_removes_exactly_what_was_installed uninstall_removes_exactly_what_was_installed
 
+# make deb: three packages from the same install step
+if ! command -v dpkg-deb >/dev/null || ! command -v dpkg-shlibdeps >/dev/null; then
+	skp make_deb_builds_three_packages "no dpkg-deb or dpkg-shlibdeps (dpkg-dev)"
+elif ! out=$(make --no-print-directory -s deb BUILD="$build" 2>&1); then
+	bad make_deb_builds_three_packages "$out"
+else
+	debs=$(ls "$build"/deb/*.deb 2>/dev/null | wc -l)
+	if [ "$debs" = 3 ]; then ok make_deb_builds_three_packages; else bad make_deb_builds_three_packages "$debs .deb files"; fi
+	contents() { dpkg-deb -c "$build"/deb/"$1"_*.deb | awk '{ print $6 }' | grep -v '/$' | sed 's|^\./||' | sort | tr '\n' ' '; }
+	field() { dpkg-deb -f "$build"/deb/"$1"_*.deb "$2"; }
+	# holds PACKAGE FILE...: each FILE (a path ending) is in PACKAGE
+	holds() {
+		pkg=$1
+		shift
+		for f; do contents "$pkg" | grep -q "$f " || { echo "$pkg lacks $f"; return 1; }; done
+	}
+	each_package_holds_its_files() {
+		holds libdevcg$major "libdevcg.so.$version" "libdevcg.so.$major" &&
+			! contents libdevcg$major | grep -q 'devcg.h\|libdevcg.a\|bin/devcg' &&
+			holds libdevcg-dev usr/include/devcg.h libdevcg.a /libdevcg.so pkgconfig/devcg.pc &&
+			holds devcg usr/bin/devcg man8/devcg.8 completions/devcg
+	}
+	check each_package_holds_its_files each_package_holds_its_files
+	versions_and_depends_are_right() {
+		[ "$(field devcg Version)" = "$version-1" ] &&
+			field libdevcg$major Depends | grep -q 'libbpf1' &&
+			field libdevcg$major Depends | grep -q 'libjansson4' &&
+			field libdevcg-dev Depends | grep -q "libdevcg$major (= $version-1)" &&
+			field devcg Depends | grep -q 'libbpf1'
+	}
+	check versions_and_depends_are_right versions_and_depends_are_right
+	# a real dpkg install into a scratch root (its dependencies are the
+	# host's, so they are forced), then the installed CLI runs
+	packages_install_with_dpkg_and_the_cli_runs() {
+		r=$stage/dpkgroot
+		mkdir -p "$r/var/lib/dpkg/updates" "$r/var/lib/dpkg/info" && touch "$r/var/lib/dpkg/status" &&
+			dpkg --root="$r" --force-depends --force-script-chrootless --log=/dev/null \
+				-i "$build"/deb/*.deb >/dev/null 2>&1 &&
+			[ "$(dpkg --root="$r" -l | grep -c '^ii')" = 3 ] &&
+			[ "$("$r/usr/bin/devcg" --version)" = "devcg $version" ]
+	}
+	check packages_install_with_dpkg_and_the_cli_runs packages_install_with_dpkg_and_the_cli_runs
+	# apt resolves every Depends against this Debian's own packages
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+		check apt_can_satisfy_every_dependency apt-get -s -q install "$(realpath "$build")"/deb/*.deb
+	else
+		skp apt_can_satisfy_every_dependency "needs root and apt-get"
+	fi
+fi
+
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]
