@@ -49,7 +49,7 @@ check soname_is_the_major_version soname_is_the_major_version
 pc_names_the_prefix_and_private_requirements() {
 	grep -qx 'libdir=/usr/lib' "$lib/pkgconfig/devcg.pc" &&
 		grep -qx "Version: $version" "$lib/pkgconfig/devcg.pc" &&
-		grep -qx 'Requires.private: libbpf jansson' "$lib/pkgconfig/devcg.pc"
+		grep -qx 'Requires.private: libbpf jansson libsystemd' "$lib/pkgconfig/devcg.pc"
 }
 check pc_names_the_prefix_and_private_requirements pc_names_the_prefix_and_private_requirements
 
@@ -139,6 +139,7 @@ else
 			field libdevcg$major Depends | grep -q 'libbpf1' &&
 			field libdevcg$major Depends | grep -q 'libjansson4' &&
 			field libdevcg-dev Depends | grep -q "libdevcg$major (= $version-1)" &&
+			field libdevcg$major Depends | grep -q 'libsystemd0' &&
 			field devcg Depends | grep -q 'libbpf1'
 	}
 	check versions_and_depends_are_right versions_and_depends_are_right

@@ -96,6 +96,21 @@ void devcg_filter_close(struct devcg_filter_version *v);
 int devcg_filter_read(int prog_fd, struct devcg_policy **policy, bool *audit,
 		      struct devcg_error *err);
 
+/*
+ * systemd.c: keeping a unit's own device program from narrowing devcg's.
+ * The unit whose own cgroup is REL (relative to the cgroup2 mount): 1 and
+ * its name, 0 when there is none (or systemd is not PID 1), or an error.
+ */
+int devcg_systemd_unit_of(const char *rel, char *unit, size_t len, struct devcg_error *err);
+/* Widen UNIT's DeviceAllow= (runtime) to hold everything POLICY allows;
+ * *SENT: how many entries had to be sent. */
+int devcg_systemd_widen(const char *unit, const struct devcg_policy *policy, size_t *sent,
+			struct devcg_error *err);
+/* The policy systemd's own program enforces for UNIT, from its
+ * DevicePolicy= and DeviceAllow=. */
+int devcg_systemd_policy(const char *unit, const struct devcg_parse_opts *popts,
+			 struct devcg_policy **out, struct devcg_error *err);
+
 /* Testing aid of struct devcg_replace_opts.fail_at. */
 static inline bool devcg_fault(const char *fail_at, const char *step)
 {

@@ -1,0 +1,437 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Keeping systemd in step with devcg on a unit's cgroup.
+ *
+ * systemd (src/core/cgroup.c, cgroup_apply_devices; 252 here) builds its own
+ * device program from a unit's DevicePolicy= and DeviceAllow= and attaches
+ * it with BPF_F_ALLOW_MULTI whenever it re-applies the unit's cgroup
+ * settings: on daemon-reload, and on any set-property that touches the
+ * devices (what runc's systemd driver sends on every update). In multi mode
+ * every program must allow, so a device devcg granted outside systemd's
+ * list is refused from then on: a revocation.
+ *
+ * devcg's answer: before devcg's own program allows a device, the unit's
+ * DeviceAllow= list is widened so that systemd's program allows it too.
+ * The list is kept a superset of what devcg allows, never narrowed: devcg's
+ * program still decides exactly, and systemd's program can only ever say
+ * yes where devcg says yes. The properties are runtime ones (nothing is
+ * written to /etc). SetUnitProperties merges DeviceAllow= entries by path
+ * and replaces the access of an existing path (dbus-cgroup.c), so devcg
+ * sends the union of the unit's access and its own for each path.
+ *
+ * How a devcg exception is said in systemd's forms (bpf-devices.c,
+ * devnum-util.c): "c 1:3" is /dev/char/1:3 (parsed, never stat()ed),
+ * "c 136:*" is char-136 (a numeric major), anything with a '*' major is
+ * char-* (the class rule); majors and minors systemd cannot name
+ * (DEVICE_MAJOR_VALID/DEVICE_MINOR_VALID: 12 and 20 bits) widen to the
+ * class rule. A default-allow policy widens to char-* and block-*.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <systemd/sd-bus.h>
+
+#define SD_DEST "org.freedesktop.systemd1"
+#define SD_PATH "/org/freedesktop/systemd1"
+#define SD_MANAGER "org.freedesktop.systemd1.Manager"
+#define SD_MAJOR_BITS 12
+#define SD_MINOR_BITS 20
+#define MAX_ENTRIES 4096
+
+struct sd_entry {
+	char path[64];
+	uint8_t access;
+};
+
+/* systemd as PID 1 creates this directory (sd_booted()). */
+static bool systemd_booted(void)
+{
+	return access("/run/systemd/system/", F_OK) == 0;
+}
+
+/* The manager's private socket as root (what systemctl uses), else the
+ * system bus. */
+static int bus_open(sd_bus **bus, struct devcg_error *err)
+{
+	sd_bus *b = NULL;
+	int ret;
+
+	if (!sd_bus_new(&b) && !sd_bus_set_address(b, "unix:path=/run/systemd/private") &&
+	    !sd_bus_start(b)) {
+		*bus = b;
+		return 0;
+	}
+	sd_bus_unref(b);
+	ret = sd_bus_open_system(bus);
+	if (ret < 0)
+		return devcg_err(err, ret, "cannot reach systemd over D-Bus: %s", strerror(-ret));
+	return 0;
+}
+
+/* The unit-type interface that carries ControlGroup, from the unit's suffix. */
+static const char *cgroup_interface(const char *unit)
+{
+	static const char *const map[][2] = {
+		{ ".service", "org.freedesktop.systemd1.Service" },
+		{ ".scope", "org.freedesktop.systemd1.Scope" },
+		{ ".slice", "org.freedesktop.systemd1.Slice" },
+		{ ".socket", "org.freedesktop.systemd1.Socket" },
+		{ ".mount", "org.freedesktop.systemd1.Mount" },
+		{ ".swap", "org.freedesktop.systemd1.Swap" },
+	};
+	const char *dot = strrchr(unit, '.');
+	size_t i;
+
+	for (i = 0; dot && i < sizeof(map) / sizeof(map[0]); i++)
+		if (!strcmp(dot, map[i][0]))
+			return map[i][1];
+	return NULL;
+}
+
+int devcg_systemd_unit_of(const char *rel, char *unit, size_t len, struct devcg_error *err)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	sd_bus_message *reply = NULL;
+	char *id = NULL, *cg = NULL;
+	const char *obj, *iface;
+	sd_bus *bus = NULL;
+	int ret;
+
+	unit[0] = '\0';
+	if (!systemd_booted() || !strcmp(rel, "/"))
+		return 0;
+	ret = bus_open(&bus, err);
+	if (ret)
+		return ret;
+	/* the closest unit whose cgroup contains REL (manager_get_unit_by_cgroup) */
+	ret = sd_bus_call_method(bus, SD_DEST, SD_PATH, SD_MANAGER, "GetUnitByControlGroup", &e,
+				 &reply, "s", rel);
+	if (ret < 0) {
+		/* no unit at all: not systemd's cgroup */
+		ret = sd_bus_error_has_name(&e, "org.freedesktop.systemd1.NoSuchUnit") ||
+		      sd_bus_error_has_name(&e, "org.freedesktop.systemd1.NoUnitForInvocationID") ? 0 :
+		      devcg_err(err, ret, "systemd: cannot look up the unit of %s: %s", rel,
+				e.message ? e.message : strerror(-ret));
+		goto out;
+	}
+	ret = sd_bus_message_read(reply, "o", &obj);
+	if (ret >= 0)
+		ret = sd_bus_get_property_string(bus, SD_DEST, obj, "org.freedesktop.systemd1.Unit", "Id",
+						 &e, &id);
+	iface = ret >= 0 ? cgroup_interface(id) : NULL;
+	if (ret >= 0 && iface)
+		ret = sd_bus_get_property_string(bus, SD_DEST, obj, iface, "ControlGroup", &e, &cg);
+	if (ret < 0) {
+		ret = devcg_err(err, ret, "systemd: cannot read the unit of %s: %s", rel,
+				e.message ? e.message : strerror(-ret));
+		goto out;
+	}
+	/* only the unit's own cgroup: systemd attaches nothing to cgroups
+	 * below a unit (a delegated subtree) */
+	ret = 0;
+	if (iface && cg && !strcmp(cg, rel)) {
+		snprintf(unit, len, "%s", id);
+		ret = 1;
+	}
+out:
+	free(id);
+	free(cg);
+	sd_bus_message_unref(reply);
+	sd_bus_error_free(&e);
+	sd_bus_unref(bus);
+	return ret;
+}
+
+static uint8_t access_of(const char *rwm)
+{
+	uint8_t a = 0;
+
+	if (!*rwm)
+		return DEVCG_ACC_ALL; /* an empty access is rwm (dbus-cgroup.c) */
+	a |= strchr(rwm, 'r') ? DEVCG_ACC_READ : 0;
+	a |= strchr(rwm, 'w') ? DEVCG_ACC_WRITE : 0;
+	a |= strchr(rwm, 'm') ? DEVCG_ACC_MKNOD : 0;
+	return a;
+}
+
+static void rwm_of(uint8_t a, char buf[4])
+{
+	int n = 0;
+
+	if (a & DEVCG_ACC_READ)
+		buf[n++] = 'r';
+	if (a & DEVCG_ACC_WRITE)
+		buf[n++] = 'w';
+	if (a & DEVCG_ACC_MKNOD)
+		buf[n++] = 'm';
+	buf[n] = '\0';
+}
+
+/* The unit's DevicePolicy= and DeviceAllow= entries. */
+static int read_unit(sd_bus *bus, const char *unit, char policy[16], struct sd_entry **out,
+		     size_t *n, struct devcg_error *err)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	sd_bus_message *reply = NULL;
+	const char *iface = cgroup_interface(unit);
+	char obj[512], *pol = NULL;
+	struct sd_entry *v = NULL;
+	const char *path, *rwm;
+	int ret;
+
+	*out = NULL;
+	*n = 0;
+	if (!iface)
+		return devcg_err(err, -EINVAL, "systemd: %s is not a unit with a cgroup", unit);
+	ret = sd_bus_call_method(bus, SD_DEST, SD_PATH, SD_MANAGER, "GetUnit", &e, &reply, "s", unit);
+	if (ret >= 0) {
+		const char *o;
+
+		ret = sd_bus_message_read(reply, "o", &o);
+		if (ret >= 0)
+			snprintf(obj, sizeof(obj), "%s", o);
+		sd_bus_message_unref(reply);
+		reply = NULL;
+	}
+	if (ret >= 0)
+		ret = sd_bus_get_property_string(bus, SD_DEST, obj, iface, "DevicePolicy", &e, &pol);
+	if (ret >= 0)
+		ret = sd_bus_get_property(bus, SD_DEST, obj, iface, "DeviceAllow", &e, &reply, "a(ss)");
+	if (ret >= 0)
+		ret = sd_bus_message_enter_container(reply, 'a', "(ss)");
+	while (ret >= 0 && (ret = sd_bus_message_read(reply, "(ss)", &path, &rwm)) > 0) {
+		struct sd_entry *grown;
+
+		if (*n == MAX_ENTRIES) {
+			ret = -E2BIG;
+			break;
+		}
+		grown = realloc(v, (*n + 1) * sizeof(*v));
+		if (!grown) {
+			ret = -ENOMEM;
+			break;
+		}
+		v = grown;
+		snprintf(v[*n].path, sizeof(v[*n].path), "%s", path);
+		v[(*n)++].access = access_of(rwm);
+	}
+	if (ret < 0) {
+		devcg_err(err, ret, "systemd: cannot read the device settings of %s: %s", unit,
+			  e.message ? e.message : strerror(-ret));
+		free(v);
+		v = NULL;
+		*n = 0;
+	} else {
+		snprintf(policy, 16, "%s", pol ? pol : "auto");
+		ret = 0;
+	}
+	*out = v;
+	free(pol);
+	sd_bus_message_unref(reply);
+	sd_bus_error_free(&e);
+	return ret;
+}
+
+/* systemd's form of one devcg exception, or of the class that holds it. */
+static void entry_of(const struct devcg_exception *ex, char *buf, size_t len)
+{
+	const char *kind = ex->type == DEVCG_BLOCK ? "block" : "char";
+	bool major_ok = ex->major != DEVCG_ANY && ex->major < (1u << SD_MAJOR_BITS);
+	bool minor_ok = ex->minor != DEVCG_ANY && ex->minor < (1u << SD_MINOR_BITS);
+
+	if (major_ok && minor_ok)
+		snprintf(buf, len, "/dev/%s/%u:%u", kind, ex->major, ex->minor);
+	else if (major_ok && ex->minor == DEVCG_ANY)
+		snprintf(buf, len, "%s-%u", kind, ex->major);
+	else
+		snprintf(buf, len, "%s-*", kind);
+}
+
+/* Add PATH with ACCESS to the entries to send, merged by path. */
+static int want(struct sd_entry **v, size_t *n, const char *path, uint8_t access)
+{
+	struct sd_entry *grown;
+	size_t i;
+
+	for (i = 0; i < *n; i++) {
+		if (!strcmp((*v)[i].path, path)) {
+			(*v)[i].access |= access;
+			return 0;
+		}
+	}
+	if (*n == MAX_ENTRIES)
+		return -E2BIG;
+	grown = realloc(*v, (*n + 1) * sizeof(**v));
+	if (!grown)
+		return -ENOMEM;
+	*v = grown;
+	snprintf((*v)[*n].path, sizeof((*v)[*n].path), "%s", path);
+	(*v)[(*n)++].access = access;
+	return 0;
+}
+
+int devcg_systemd_widen(const char *unit, const struct devcg_policy *policy, size_t *sent,
+			struct devcg_error *err)
+{
+	size_t i, n_have = 0, n_send = 0, n = devcg_policy_count(policy);
+	struct sd_entry *have = NULL, *send = NULL;
+	struct devcg_exception *ex = NULL;
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	sd_bus_message *m = NULL;
+	sd_bus *bus = NULL;
+	char unit_policy[16];
+	int ret;
+
+	*sent = 0;
+	ret = bus_open(&bus, err);
+	if (!ret)
+		ret = read_unit(bus, unit, unit_policy, &have, &n_have, err);
+	if (ret)
+		goto out;
+	if (devcg_policy_default_allow(policy)) {
+		ret = want(&send, &n_send, "char-*", DEVCG_ACC_ALL) ?: want(&send, &n_send, "block-*", DEVCG_ACC_ALL);
+	} else {
+		ex = calloc(n ? n : 1, sizeof(*ex));
+		if (!ex)
+			ret = -ENOMEM;
+		if (!ret)
+			n = devcg_policy_collect(policy, ex);
+		for (i = 0; !ret && i < n; i++) {
+			char path[64];
+
+			entry_of(&ex[i], path, sizeof(path));
+			ret = want(&send, &n_send, path, ex[i].access);
+		}
+	}
+	if (ret) {
+		devcg_err(err, ret, "systemd: cannot prepare the device list of %s: %s", unit, strerror(-ret));
+		goto out;
+	}
+	/* send only what widens the unit's list: the union of access per path */
+	for (i = 0; i < n_send; i++) {
+		size_t k;
+
+		for (k = 0; k < n_have; k++) {
+			if (!strcmp(have[k].path, send[i].path)) {
+				if ((have[k].access | send[i].access) == have[k].access)
+					send[i].access = 0; /* already allowed as widely */
+				else
+					send[i].access |= have[k].access;
+				break;
+			}
+		}
+	}
+	ret = sd_bus_message_new_method_call(bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "SetUnitProperties");
+	if (ret >= 0)
+		ret = sd_bus_message_append(m, "sb", unit, 1 /* runtime: nothing in /etc */);
+	if (ret >= 0)
+		ret = sd_bus_message_open_container(m, 'a', "(sv)");
+	if (ret >= 0)
+		ret = sd_bus_message_open_container(m, 'r', "sv");
+	if (ret >= 0)
+		ret = sd_bus_message_append(m, "s", "DeviceAllow");
+	if (ret >= 0)
+		ret = sd_bus_message_open_container(m, 'v', "a(ss)");
+	if (ret >= 0)
+		ret = sd_bus_message_open_container(m, 'a', "(ss)");
+	for (i = 0; ret >= 0 && i < n_send; i++) {
+		char rwm[4];
+
+		if (!send[i].access)
+			continue;
+		rwm_of(send[i].access, rwm);
+		ret = sd_bus_message_append(m, "(ss)", send[i].path, rwm);
+		if (ret >= 0)
+			(*sent)++;
+	}
+	if (ret >= 0)
+		ret = sd_bus_message_close_container(m);
+	if (ret >= 0)
+		ret = sd_bus_message_close_container(m);
+	if (ret >= 0)
+		ret = sd_bus_message_close_container(m);
+	if (ret >= 0)
+		ret = sd_bus_message_close_container(m);
+	/* an empty DeviceAllow= array would reset the unit's list: send
+	 * nothing when nothing widens */
+	if (ret >= 0 && *sent)
+		ret = sd_bus_call(bus, m, 0, &e, NULL);
+	if (ret < 0)
+		ret = devcg_err(err, ret, "systemd: cannot widen DeviceAllow= of %s: %s", unit,
+				e.message ? e.message : strerror(-ret));
+	else
+		ret = 0;
+out:
+	free(ex);
+	free(have);
+	free(send);
+	sd_bus_message_unref(m);
+	sd_bus_error_free(&e);
+	sd_bus_unref(bus);
+	return ret;
+}
+
+/*
+ * The policy systemd's own program enforces for the unit (cgroup.c,
+ * cgroup_apply_devices): "closed", and "auto" with a list, allow the static
+ * list (bpf_devices_allow_list_static) and the entries; "strict" only the
+ * entries; "auto" with no entry installs no program (allow all).
+ */
+int devcg_systemd_policy(const char *unit, const struct devcg_parse_opts *popts,
+			 struct devcg_policy **out, struct devcg_error *err)
+{
+	static const char static_list[] =
+		"allow /dev/null rwm\nallow /dev/zero rwm\nallow /dev/full rwm\n"
+		"allow /dev/random rwm\nallow /dev/urandom rwm\nallow /dev/tty rwm\n"
+		"allow /dev/ptmx rwm\nallow /run/systemd/inaccessible/chr rwm\n"
+		"allow /run/systemd/inaccessible/blk rwm\nallow char-pts rw\n";
+	struct devcg_rules *rules = devcg_rules_new();
+	struct devcg_policy *policy = devcg_policy_new();
+	struct sd_entry *have = NULL;
+	char unit_policy[16], source[300];
+	sd_bus *bus = NULL;
+	size_t n = 0, i;
+	int ret;
+
+	if (!rules || !policy) {
+		ret = devcg_err(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	ret = bus_open(&bus, err);
+	if (!ret)
+		ret = read_unit(bus, unit, unit_policy, &have, &n, err);
+	if (ret)
+		goto out;
+	snprintf(source, sizeof(source), "%s DeviceAllow=", unit);
+	if (strcmp(unit_policy, "auto") || n) {
+		ret = devcg_rules_parse_rule(rules, "deny a", source, popts, err);
+		if (!ret && strcmp(unit_policy, "strict"))
+			ret = devcg_rules_parse(rules, static_list, strlen(static_list), source, popts, err);
+	}
+	for (i = 0; !ret && i < n; i++) {
+		char line[96], rwm[4];
+
+		rwm_of(have[i].access, rwm);
+		snprintf(line, sizeof(line), "allow %s %s", have[i].path, rwm);
+		ret = devcg_rules_parse_rule(rules, line, source, popts, err);
+		/* systemd logs and skips an entry it cannot resolve */
+		if (ret == -ENOENT || ret == -ENODEV)
+			ret = 0;
+	}
+	if (!ret)
+		ret = devcg_policy_apply_all(policy, rules, err);
+	if (!ret) {
+		*out = policy;
+		policy = NULL;
+	}
+out:
+	devcg_policy_free(policy);
+	devcg_rules_free(rules);
+	free(have);
+	sd_bus_unref(bus);
+	return ret;
+}
