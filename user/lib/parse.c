@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * The text forms of the rule language: devices.list lines (with or without
- * a verb) and systemd's DeviceAllow= forms (/dev paths, char-NAME and
- * block-NAME looked up in /proc/devices). OCI JSON lives in oci.c.
+ * a verb) and systemd's DeviceAllow= forms, read as systemd 252 reads them
+ * (src/core/load-fragment.c, cgroup.c, bpf-devices.c): device paths,
+ * char-NAME and block-NAME. OCI JSON lives in oci.c.
  */
 #include "internal.h"
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +31,7 @@ struct line_ctx {
 	size_t lineno;
 	const struct devcg_parse_opts *opts;
 	struct devcg_error *err;
-	/* rules this line expands to (char-* globs give several) */
+	/* rules this line expands to (char-NAME globs give several) */
 	struct devcg_rule *out;
 	size_t n, cap;
 };
@@ -130,6 +132,46 @@ static int optional_access(struct line_ctx *c, const struct token *tok, size_t n
 	return ntok == at ? 0 : parse_access(c, &tok[at], acc);
 }
 
+/*
+ * A number as systemd's safe_atou() reads it (src/basic/parse-util.c):
+ * strtoul() in base 0, so 0x is hex and a leading 0 octal, plus 0b and 0o
+ * prefixes; a sign is taken but only "-0" passes; the whole string must be
+ * used and fit an unsigned int. 0, -EINVAL or -ERANGE.
+ */
+static int systemd_atou(const char *s, unsigned *out)
+{
+	unsigned long v;
+	char *end;
+	int base = 0;
+
+	s += strspn(s, " \t\n\r");
+	if (s[0] == '0' && (s[1] == 'b' || s[1] == 'B')) {
+		base = 2;
+		s += 2;
+	} else if (s[0] == '0' && (s[1] == 'o' || s[1] == 'O')) {
+		base = 8;
+		s += 2;
+	}
+	errno = 0;
+	v = strtoul(s, &end, base);
+	if (errno)
+		return -errno;
+	if (end == s || *end)
+		return -EINVAL;
+	if (v && s[0] == '-')
+		return -ERANGE;
+	if (v > UINT_MAX)
+		return -ERANGE;
+	*out = (unsigned)v;
+	return 0;
+}
+
+/* The kernel's dev_t has 12 bits of major and 20 of minor (MINORBITS in
+ * include/linux/kdev_t.h); systemd's DEVICE_MAJOR_VALID and
+ * DEVICE_MINOR_VALID (src/basic/devnum-util.h) test these limits. */
+#define SYSTEMD_MAJOR_LIMIT (1u << 12)
+#define SYSTEMD_MINOR_LIMIT (1u << 20)
+
 static int parse_path(struct line_ctx *c, uint8_t verb, const struct token *t, uint8_t acc)
 {
 	char *path = tok_dup(t);
@@ -154,50 +196,97 @@ static int parse_path(struct line_ctx *c, uint8_t verb, const struct token *t, u
 		    minor(st.st_rdev), acc);
 }
 
-/* char-NAME / block-NAME: every major whose driver name matches the glob
- * in the matching section of /proc/devices, as systemd does. */
-static int parse_driver(struct line_ctx *c, uint8_t verb, const struct token *t, uint8_t acc)
+/* One line of /proc/devices in the wanted section: its major and name, as
+ * bpf_devices_allow_list_major() splits it (the first word is the major,
+ * the rest, trimmed, the name). false for lines it skips. */
+static bool proc_devices_entry(char *line, unsigned *major, const char **name)
+{
+	char *end = line + strlen(line);
+
+	line += strspn(line, " \t\n\r");
+	while (end > line && strchr(" \t\n\r", end[-1]))
+		*--end = '\0';
+	end = line + strcspn(line, " \t\n\r");
+	if (!*end)
+		return false;
+	*end++ = '\0';
+	/* major 0 is never a driver's: systemd skips it */
+	if (systemd_atou(line, major) || !*major)
+		return false;
+	*name = end + strspn(end, " \t\n\r");
+	return true;
+}
+
+/* Every major whose driver name in the section of TYPE in /proc/devices
+ * matches PATTERN, in file order; 0 when none does. A section runs from its
+ * header line to the next empty line, as systemd reads it. */
+static int lookup_drivers(struct line_ctx *c, const struct token *t, uint8_t verb, uint8_t type,
+			  const char *pattern, uint8_t acc)
 {
 	const char *file = DEVCG_OPT(c->opts, devcg_parse_opts, proc_devices, NULL);
-	bool chr = t->s[0] == 'c';
-	size_t skip = chr ? 5 : 6;
-	char *pattern = strndup(t->s + skip, t->len - skip);
-	char line[512];
+	const char *header = type == DEVCG_CHAR ? "Character devices:" : "Block devices:";
 	bool in_section = false;
-	size_t before = c->n;
+	char *line = NULL;
+	size_t cap = 0;
 	FILE *f;
 	int ret = 0;
 
+	f = fopen(file ? file : "/proc/devices", "re");
+	if (!f)
+		return fail(c, t, -errno, "cannot read /proc/devices to resolve this name");
+	while (!ret) {
+		const char *name;
+		unsigned maj;
+
+		errno = 0;
+		if (getline(&line, &cap, f) < 0) {
+			if (errno || ferror(f))
+				ret = fail(c, t, errno ? -errno : -EIO,
+					   "cannot read /proc/devices to resolve this name");
+			break;
+		}
+		line[strcspn(line, "\n")] = '\0';
+		if (!strcmp(line, header))
+			in_section = true;
+		else if (!*line)
+			in_section = false;
+		else if (in_section && proc_devices_entry(line, &maj, &name) &&
+			 !fnmatch(pattern, name, 0))
+			ret = emit(c, verb, type, maj, DEVCG_ANY, acc);
+	}
+	free(line);
+	fclose(f);
+	return ret;
+}
+
+/*
+ * char-NAME / block-NAME, as bpf_devices_allow_list_major() reads them:
+ * "*" alone is the class rule (c *:* or b *:*), whatever /proc/devices
+ * lists; a NAME that safe_atou() reads as a valid major is that major;
+ * any other NAME is a glob giving one rule per matching driver, minor '*'.
+ * systemd skips a NAME that matches nothing (a debug message); devcg
+ * refuses it, as it refuses any rule it cannot apply, so that the policy
+ * installed is the one written (a skipped "deny char-NAME" would widen it).
+ */
+static int parse_driver(struct line_ctx *c, uint8_t verb, const struct token *t, uint8_t acc)
+{
+	bool chr = t->s[0] == 'c';
+	uint8_t type = chr ? DEVCG_CHAR : DEVCG_BLOCK;
+	size_t skip = chr ? 5 : 6, before = c->n;
+	char *pattern = strndup(t->s + skip, t->len - skip);
+	bool class;
+	unsigned maj = 0;
+	int ret;
+
 	if (!pattern)
 		return devcg_err(c->err, -ENOMEM, "out of memory");
-	if (!*pattern) {
-		free(pattern);
-		return fail(c, t, -EINVAL, "missing driver name after '%s'", chr ? "char-" : "block-");
-	}
-	f = fopen(file ? file : "/proc/devices", "re");
-	if (!f) {
-		ret = -errno;
-		free(pattern);
-		return fail(c, t, ret, "cannot read /proc/devices to resolve this name");
-	}
-	while (!ret && fgets(line, sizeof(line), f)) {
-		unsigned maj;
-		char name[256];
-
-		if (!strncmp(line, "Character devices:", 18)) {
-			in_section = chr;
-			continue;
-		}
-		if (!strncmp(line, "Block devices:", 14)) {
-			in_section = !chr;
-			continue;
-		}
-		if (!in_section || sscanf(line, "%u %255s", &maj, name) != 2)
-			continue;
-		if (!fnmatch(pattern, name, 0))
-			ret = emit(c, verb, chr ? DEVCG_CHAR : DEVCG_BLOCK, maj, DEVCG_ANY, acc);
-	}
-	fclose(f);
+	class = !strcmp(pattern, "*");
+	if (!*pattern)
+		ret = fail(c, t, -EINVAL, "missing driver name after '%s'", chr ? "char-" : "block-");
+	else if (class || (!systemd_atou(pattern, &maj) && maj < SYSTEMD_MAJOR_LIMIT))
+		ret = emit(c, verb, type, class ? DEVCG_ANY : maj, DEVCG_ANY, acc);
+	else
+		ret = lookup_drivers(c, t, verb, type, pattern, acc);
 	if (!ret && c->n == before)
 		ret = fail(c, t, -ENOENT, "no %s device driver matches this name in /proc/devices",
 			   chr ? "character" : "block");
