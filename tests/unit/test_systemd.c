@@ -246,6 +246,120 @@ UTEST(name_resolves_against_the_real_proc_devices_by_default)
 	devcg_rules_free(r);
 }
 
+/* ---- paths systemd reads without looking at the disk ------------------------
+ * device_path_parse_major_minor() in systemd's src/basic/devnum-util.c (v252):
+ * /dev/char/M:N, /dev/block/M:N and /run/systemd/inaccessible/{chr,blk}. The
+ * numbers below exist on no host, so a stat() could not give them. */
+
+UTEST(path_dev_char_and_block_numbers_are_read_from_the_path)
+{
+	struct devcg_rules *r = PARSE_OK("/dev/char/4095:1048575 r\n"
+					 "deny /dev/block/4000:7 w\n"
+					 "/dev/char/0:0\n");
+
+	CHECK_INT(devcg_rules_count(r), 3);
+	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, 4095, 1048575, R);
+	CHECK_RULE(r, 1, DENY, DEVCG_BLOCK, 4000, 7, W);
+	CHECK_RULE(r, 2, ALLOW, DEVCG_CHAR, 0, 0, RWM);
+	devcg_rules_free(r);
+}
+
+UTEST(path_dev_char_is_matched_by_components_as_systemd_does)
+{
+	/* path_startswith() skips repeated slashes and "." components */
+	struct devcg_rules *r = PARSE_OK("//dev//char/./4001:2 r\n/dev/./block//4002:3 w\n");
+
+	CHECK_INT(devcg_rules_count(r), 2);
+	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, 4001, 2, R);
+	CHECK_RULE(r, 1, ALLOW, DEVCG_BLOCK, 4002, 3, W);
+	devcg_rules_free(r);
+}
+
+UTEST(path_dev_char_numbers_take_c_prefixes_as_systemd_safe_atou_does)
+{
+	/* parse_devnum(): the major is decimal digits, read with safe_atou()
+	 * (strtoul base 0), so a leading 0 is octal; the minor is anything
+	 * safe_atou() takes (0x, 0o, 0b prefixes) */
+	struct devcg_rules *r = PARSE_OK("/dev/char/010:0x10\n/dev/block/7:0b101\n/dev/char/1:0o17\n");
+
+	CHECK_INT(devcg_rules_count(r), 3);
+	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, 8, 16, RWM);
+	CHECK_RULE(r, 1, ALLOW, DEVCG_BLOCK, 7, 5, RWM);
+	CHECK_RULE(r, 2, ALLOW, DEVCG_CHAR, 1, 15, RWM);
+	devcg_rules_free(r);
+}
+
+UTEST(path_dev_char_with_bad_numbers_is_an_error_without_a_stat)
+{
+	/* systemd fails such an entry (EINVAL or ERANGE) rather than stat() it */
+	PARSE_ERR("/dev/char/1:x", -EINVAL,
+		  "in:1:1: /dev/char/1:x: expected MAJOR:MINOR after /dev/char/ or /dev/block/");
+	PARSE_ERR("/dev/char/", -EINVAL,
+		  "in:1:1: /dev/char/: expected MAJOR:MINOR after /dev/char/ or /dev/block/");
+	PARSE_ERR("c 1:3 r\ndeny /dev/block/0x7:0 r", -EINVAL,
+		  "in:2:6: /dev/block/0x7:0: expected MAJOR:MINOR after /dev/char/ or /dev/block/");
+	PARSE_ERR("/dev/char/1:3/x", -EINVAL,
+		  "in:1:1: /dev/char/1:3/x: expected MAJOR:MINOR after /dev/char/ or /dev/block/");
+	PARSE_ERR("/dev/char/09:1", -EINVAL,
+		  "in:1:1: /dev/char/09:1: expected MAJOR:MINOR after /dev/char/ or /dev/block/");
+	PARSE_ERR("/dev/char/4096:0", -ERANGE,
+		  "in:1:1: /dev/char/4096:0: the major must be below 4096 and the minor below 1048576");
+	PARSE_ERR("/dev/block/1:1048576", -ERANGE,
+		  "in:1:1: /dev/block/1:1048576: the major must be below 4096 and the minor below 1048576");
+}
+
+UTEST(path_dev_char_followed_by_dot_dot_is_looked_up_on_disk)
+{
+	/* path_startswith() refuses a ".." component, so systemd stat()s it
+	 * (read from the path, this would be a bad MAJOR:MINOR instead) */
+	PARSE_ERR("/dev/char/../nonexistent-devcg:1", -ENOENT,
+		  "in:1:1: cannot stat /dev/char/../nonexistent-devcg:1: No such file or directory");
+}
+
+UTEST(path_run_systemd_inaccessible_nodes_are_0_0)
+{
+	/* systemd makes them with mknod(..., makedev(0, 0)) and reads them
+	 * from the path */
+	struct devcg_rules *r = PARSE_OK("/run/systemd/inaccessible/chr\n"
+					 "/run/systemd/inaccessible/blk r\n"
+					 "//run/systemd/./inaccessible//chr w\n");
+
+	CHECK_INT(devcg_rules_count(r), 3);
+	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, 0, 0, RWM);
+	CHECK_RULE(r, 1, ALLOW, DEVCG_BLOCK, 0, 0, R);
+	CHECK_RULE(r, 2, ALLOW, DEVCG_CHAR, 0, 0, W);
+	devcg_rules_free(r);
+}
+
+UTEST(path_systemd_default_device_list_parses_without_its_run_nodes)
+{
+	/* bpf_devices_allow_list_static() in systemd's src/core/bpf-devices.c */
+	static const char list[] = "deny a\n"
+				   "/dev/null rwm\n/dev/zero rwm\n/dev/full rwm\n/dev/random rwm\n"
+				   "/dev/urandom rwm\n/dev/tty rwm\n/dev/ptmx rwm\n"
+				   "/run/systemd/inaccessible/chr rwm\n"
+				   "/run/systemd/inaccessible/blk rwm\n"
+				   "char-pts rw\n";
+	FAKE_OPTS(opts);
+	struct stat st;
+	struct devcg_rules *r;
+
+	need_node("/dev/ptmx", true, &st);
+	need_node("/dev/tty", true, &st);
+	r = PARSE_OK_OPTS(list, &opts);
+	CHECK_INT(devcg_rules_count(r), 11);
+	CHECK_RULE(r, 8, ALLOW, DEVCG_CHAR, 0, 0, RWM);
+	CHECK_RULE(r, 9, ALLOW, DEVCG_BLOCK, 0, 0, RWM);
+	CHECK_RULE(r, 10, ALLOW, DEVCG_CHAR, 136, ANY, R | W);
+	devcg_rules_free(r);
+}
+
+UTEST(path_near_the_inaccessible_nodes_is_looked_up_on_disk)
+{
+	PARSE_ERR("/run/systemd/inaccessible/chrx", -ENOENT,
+		  "in:1:1: cannot stat /run/systemd/inaccessible/chrx: No such file or directory");
+}
+
 /* ---- char-NUMBER and block-NUMBER ------------------------------------------
  * bpf_devices_allow_list_major() in systemd's src/core/bpf-devices.c (v252):
  * a name that safe_atou() reads as a valid major (below 4096) is that major. */

@@ -172,14 +172,118 @@ static int systemd_atou(const char *s, unsigned *out)
 #define SYSTEMD_MAJOR_LIMIT (1u << 12)
 #define SYSTEMD_MINOR_LIMIT (1u << 20)
 
+/* The next component of *P and its length (0 at the end), skipping slashes
+ * and "." components as systemd's path_find_first_component() does. */
+static size_t next_component(const char **p, const char **start)
+{
+	const char *s = *p;
+
+	for (;;) {
+		while (*s == '/')
+			s++;
+		if (s[0] != '.' || (s[1] != '/' && s[1] != '\0'))
+			break;
+		s++;
+	}
+	*start = s;
+	*p = s + strcspn(s, "/");
+	return (size_t)(*p - s);
+}
+
+/* If absolute PATH starts with the components of PREFIX: the rest of PATH
+ * from its next component ("" for none), else NULL. As systemd's
+ * path_startswith() (src/basic/path-util.c), a ".." or over-long component
+ * where the next one is read means no match. */
+static const char *path_after(const char *path, const char *prefix)
+{
+	if (path[0] != '/')
+		return NULL;
+	for (;;) {
+		const char *p, *q;
+		size_t lp = next_component(&path, &p), lq = next_component(&prefix, &q);
+
+		if (lp > NAME_MAX || (lp == 2 && p[0] == '.' && p[1] == '.'))
+			return NULL;
+		if (!lq)
+			return p;
+		if (lp != lq || memcmp(p, q, lp))
+			return NULL;
+	}
+}
+
+/*
+ * The paths systemd reads without looking at the disk, so that they may
+ * name nodes the host lacks (device_path_parse_major_minor() in
+ * src/basic/devnum-util.c, used by bpf-devices.c before any stat()):
+ * /run/systemd/inaccessible/chr and /blk, which systemd makes with
+ * mknod(..., makedev(0, 0)), and /dev/char/M:N and /dev/block/M:N, where M
+ * is decimal digits and both are read by safe_atou() (parse_devnum()). A
+ * bad M:N fails the entry there, it is not looked up on disk.
+ * 1 when PATH is one of them, 0 when it must be stat()ed, or an error.
+ */
+static int path_devnum(struct line_ctx *c, const struct token *t, const char *path,
+		       uint8_t *type, uint32_t *major, uint32_t *minor)
+{
+	const char *rest;
+	char digits[22];
+	unsigned maj, min;
+	size_t n;
+	int ret;
+
+	*major = *minor = 0;
+	if ((rest = path_after(path, "/run/systemd/inaccessible/chr")) && !*rest) {
+		*type = DEVCG_CHAR;
+		return 1;
+	}
+	if ((rest = path_after(path, "/run/systemd/inaccessible/blk")) && !*rest) {
+		*type = DEVCG_BLOCK;
+		return 1;
+	}
+	if ((rest = path_after(path, "/dev/block/")))
+		*type = DEVCG_BLOCK;
+	else if ((rest = path_after(path, "/dev/char/")))
+		*type = DEVCG_CHAR;
+	else
+		return 0;
+	/* parse_devnum(): at most DECIMAL_STR_MAX(dev_t) = 21 digits */
+	n = strspn(rest, "0123456789");
+	ret = -EINVAL;
+	if (n && n < sizeof(digits) && rest[n] == ':') {
+		memcpy(digits, rest, n);
+		digits[n] = '\0';
+		ret = systemd_atou(digits, &maj) ?: systemd_atou(rest + n + 1, &min);
+	}
+	if (!ret && (maj >= SYSTEMD_MAJOR_LIMIT || min >= SYSTEMD_MINOR_LIMIT))
+		ret = -ERANGE;
+	if (ret == -ERANGE)
+		return fail(c, t, ret, "%s: the major must be below %u and the minor below %u", path,
+			    SYSTEMD_MAJOR_LIMIT, SYSTEMD_MINOR_LIMIT);
+	if (ret)
+		return fail(c, t, ret, "%s: expected MAJOR:MINOR after /dev/char/ or /dev/block/",
+			    path);
+	*major = maj;
+	*minor = min;
+	return 1;
+}
+
+/* A device path: read from the path when systemd does, else stat() it
+ * (bpf_devices_allow_list_device()). systemd takes only paths under /dev/
+ * from a unit; devcg takes a device node anywhere. */
 static int parse_path(struct line_ctx *c, uint8_t verb, const struct token *t, uint8_t acc)
 {
 	char *path = tok_dup(t);
+	uint32_t major, minor;
+	uint8_t type;
 	struct stat st;
 	int ret;
 
 	if (!path)
 		return devcg_err(c->err, -ENOMEM, "out of memory");
+	ret = path_devnum(c, t, path, &type, &major, &minor);
+	if (ret) {
+		free(path);
+		return ret < 0 ? ret : emit(c, verb, type, major, minor, acc);
+	}
 	if (stat(path, &st)) {
 		ret = -errno;
 		fail(c, t, ret, "cannot stat %s: %s", path, strerror(-ret));
