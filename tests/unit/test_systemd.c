@@ -477,7 +477,7 @@ UTEST(other_globs_that_match_every_driver_are_looked_up)
 	devcg_rules_free(r);
 }
 
-/* ---- /proc/devices as systemd reads it --------------------------------------- */
+/* ---- /proc/devices and the access, as systemd reads them -------------------- */
 
 UTEST(name_lookup_skips_major_0_and_ends_a_section_at_a_blank_line)
 {
@@ -494,4 +494,17 @@ UTEST(name_lookup_skips_major_0_and_ends_a_section_at_a_blank_line)
 		       "in:1:1: no character device driver matches this name in /proc/devices");
 	PARSE_ERR_OPTS("char-stray", &opts, -ENOENT,
 		       "in:1:1: no character device driver matches this name in /proc/devices");
+}
+
+UTEST(access_of_a_systemd_form_may_repeat_letters)
+{
+	/* load-fragment.c takes any string of r, w and m (in_charset) */
+	FAKE_OPTS(opts);
+	struct devcg_rules *r = PARSE_OK_OPTS("char-mem rrw\n/dev/char/1:3 mwmw\n", &opts);
+
+	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, 1, ANY, R | W);
+	CHECK_RULE(r, 1, ALLOW, DEVCG_CHAR, 1, 3, W | M);
+	devcg_rules_free(r);
+	PARSE_ERR_OPTS("char-mem rwx", &opts, -EINVAL,
+		       "in:1:10: access must be letters of 'rwm', not 'rwx'");
 }

@@ -101,7 +101,8 @@ static int parse_num(struct line_ctx *c, const struct token *t, const char *s, s
 	return 0;
 }
 
-static int parse_access(struct line_ctx *c, const struct token *t, uint8_t *out)
+/* Letters of 'rwm', at most MAX_LEN of them. */
+static int parse_access(struct line_ctx *c, const struct token *t, size_t max_len, uint8_t *out)
 {
 	uint8_t acc = 0;
 	size_t i;
@@ -116,20 +117,23 @@ static int parse_access(struct line_ctx *c, const struct token *t, uint8_t *out)
 				    (int)t->len, t->s);
 		}
 	}
-	if (!acc || t->len > 3)
+	if (!acc || t->len > max_len)
 		return fail(c, t, -EINVAL, "access must be a non-empty subset of 'rwm'");
 	*out = acc;
 	return 0;
 }
 
-/* The optional access after a systemd form: rwm when it is missing. */
+/* The optional access after a systemd form: rwm when it is missing, else
+ * any string of r, w and m, letters repeated or not (load-fragment.c checks
+ * in_charset(rights, "rwm"); cgroup.c's cgroup_add_device_allow() makes an
+ * empty one rwm). */
 static int optional_access(struct line_ctx *c, const struct token *tok, size_t ntok, size_t at,
 			   uint8_t *acc)
 {
 	*acc = DEVCG_ACC_ALL;
 	if (ntok > at + 1)
 		return fail(c, &tok[at + 1], -EINVAL, "unexpected text after the access");
-	return ntok == at ? 0 : parse_access(c, &tok[at], acc);
+	return ntok == at ? 0 : parse_access(c, &tok[at], SIZE_MAX, acc);
 }
 
 /*
@@ -427,7 +431,7 @@ static int parse_tokens(struct line_ctx *c, struct token *tok, size_t ntok)
 		if (ntok > i + 1 && !tok_is(&tok[i + 1], "*:*"))
 			return fail(c, &tok[i + 1], -EINVAL,
 				    "type 'a' means every device: only '*:*' may follow it");
-		if (ntok > i + 2 && (parse_access(c, &tok[i + 2], &acc) || acc != DEVCG_ACC_ALL))
+		if (ntok > i + 2 && (parse_access(c, &tok[i + 2], 3, &acc) || acc != DEVCG_ACC_ALL))
 			return fail(c, &tok[i + 2], -EINVAL,
 				    "type 'a' resets the whole list: its access can only be 'rwm'");
 		if (ntok > i + 3)
@@ -451,7 +455,7 @@ static int parse_tokens(struct line_ctx *c, struct token *tok, size_t ntok)
 		ret = parse_num(c, &tok[i + 1], colon + 1,
 				tok[i + 1].len - (size_t)(colon + 1 - tok[i + 1].s), "minor", &minor);
 	if (!ret)
-		ret = parse_access(c, &tok[i + 2], &acc);
+		ret = parse_access(c, &tok[i + 2], 3, &acc);
 	if (ret)
 		return ret;
 	return emit(c, verb, t->s[0] == 'b' ? DEVCG_BLOCK : DEVCG_CHAR, major, minor, acc);
