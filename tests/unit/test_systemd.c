@@ -135,19 +135,35 @@ UTEST(char_name_glob_gives_one_rule_per_matching_driver_in_file_order)
 UTEST(block_name_looks_only_in_the_block_section)
 {
 	FAKE_OPTS(opts);
-	struct devcg_rules *r = PARSE_OK_OPTS("block-loop\nblock-sd r\nblock-* m\n", &opts);
+	struct devcg_rules *r = PARSE_OK_OPTS("block-loop\nblock-sd r\nblock-[lb]* m\n", &opts);
 
-	CHECK_INT(devcg_rules_count(r), 5);
+	CHECK_INT(devcg_rules_count(r), 4);
 	CHECK_RULE(r, 0, ALLOW, DEVCG_BLOCK, 7, ANY, RWM);
 	CHECK_RULE(r, 1, ALLOW, DEVCG_BLOCK, 8, ANY, R);
 	CHECK_RULE(r, 2, ALLOW, DEVCG_BLOCK, 7, ANY, M);
-	CHECK_RULE(r, 3, ALLOW, DEVCG_BLOCK, 8, ANY, M);
-	CHECK_RULE(r, 4, ALLOW, DEVCG_BLOCK, 259, ANY, M);
+	CHECK_RULE(r, 3, ALLOW, DEVCG_BLOCK, 259, ANY, M);
+	devcg_rules_free(r);
+}
+
+UTEST(name_glob_may_match_a_slash_as_in_systemd_char_cpu_example)
+{
+	/* systemd.resource-control(5) gives char-cpu/ and a '*' as matching
+	 * all CPU related device groups: fnmatch() without FNM_PATHNAME */
+	DEVCG_OPTS(devcg_parse_opts, opts,
+		   .proc_devices = write_scratch("devices", "Character devices:\n"
+							    "  1 mem\n202 cpu/msr\n203 cpu/cpuid\n"));
+	struct devcg_rules *r = PARSE_OK_OPTS("char-cpu/* r", &opts);
+
+	CHECK_INT(devcg_rules_count(r), 2);
+	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, 202, ANY, R);
+	CHECK_RULE(r, 1, ALLOW, DEVCG_CHAR, 203, ANY, R);
 	devcg_rules_free(r);
 }
 
 UTEST(name_with_no_matching_driver_is_an_error_with_enoent)
 {
+	/* systemd skips such an entry with a debug message; devcg refuses the
+	 * list rather than install something else than what was written */
 	FAKE_OPTS(opts);
 
 	/* loop is a block driver, mem a character one */
@@ -228,4 +244,267 @@ UTEST(name_resolves_against_the_real_proc_devices_by_default)
 	CHECK_INT(devcg_rules_count(r), 1);
 	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, 1, ANY, R);
 	devcg_rules_free(r);
+}
+
+/* ---- paths systemd reads without looking at the disk ------------------------
+ * device_path_parse_major_minor() in systemd's src/basic/devnum-util.c (v252):
+ * /dev/char/M:N, /dev/block/M:N and /run/systemd/inaccessible/{chr,blk}. The
+ * numbers below exist on no host, so a stat() could not give them. */
+
+UTEST(path_dev_char_and_block_numbers_are_read_from_the_path)
+{
+	struct devcg_rules *r = PARSE_OK("/dev/char/4095:1048575 r\n"
+					 "deny /dev/block/4000:7 w\n"
+					 "/dev/char/0:0\n");
+
+	CHECK_INT(devcg_rules_count(r), 3);
+	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, 4095, 1048575, R);
+	CHECK_RULE(r, 1, DENY, DEVCG_BLOCK, 4000, 7, W);
+	CHECK_RULE(r, 2, ALLOW, DEVCG_CHAR, 0, 0, RWM);
+	devcg_rules_free(r);
+}
+
+UTEST(path_dev_char_is_matched_by_components_as_systemd_does)
+{
+	/* path_startswith() skips repeated slashes and "." components */
+	struct devcg_rules *r = PARSE_OK("//dev//char/./4001:2 r\n/dev/./block//4002:3 w\n");
+
+	CHECK_INT(devcg_rules_count(r), 2);
+	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, 4001, 2, R);
+	CHECK_RULE(r, 1, ALLOW, DEVCG_BLOCK, 4002, 3, W);
+	devcg_rules_free(r);
+}
+
+UTEST(path_dev_char_numbers_take_c_prefixes_as_systemd_safe_atou_does)
+{
+	/* parse_devnum(): the major is decimal digits, read with safe_atou()
+	 * (strtoul base 0), so a leading 0 is octal; the minor is anything
+	 * safe_atou() takes (0x, 0o, 0b prefixes) */
+	struct devcg_rules *r = PARSE_OK("/dev/char/010:0x10\n/dev/block/7:0b101\n/dev/char/1:0o17\n");
+
+	CHECK_INT(devcg_rules_count(r), 3);
+	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, 8, 16, RWM);
+	CHECK_RULE(r, 1, ALLOW, DEVCG_BLOCK, 7, 5, RWM);
+	CHECK_RULE(r, 2, ALLOW, DEVCG_CHAR, 1, 15, RWM);
+	devcg_rules_free(r);
+}
+
+UTEST(path_dev_char_with_bad_numbers_is_an_error_without_a_stat)
+{
+	/* systemd fails such an entry (EINVAL or ERANGE) rather than stat() it */
+	PARSE_ERR("/dev/char/1:x", -EINVAL,
+		  "in:1:1: /dev/char/1:x: expected MAJOR:MINOR after /dev/char/ or /dev/block/");
+	PARSE_ERR("/dev/char/", -EINVAL,
+		  "in:1:1: /dev/char/: expected MAJOR:MINOR after /dev/char/ or /dev/block/");
+	PARSE_ERR("c 1:3 r\ndeny /dev/block/0x7:0 r", -EINVAL,
+		  "in:2:6: /dev/block/0x7:0: expected MAJOR:MINOR after /dev/char/ or /dev/block/");
+	PARSE_ERR("/dev/char/1:3/x", -EINVAL,
+		  "in:1:1: /dev/char/1:3/x: expected MAJOR:MINOR after /dev/char/ or /dev/block/");
+	PARSE_ERR("/dev/char/09:1", -EINVAL,
+		  "in:1:1: /dev/char/09:1: expected MAJOR:MINOR after /dev/char/ or /dev/block/");
+	PARSE_ERR("/dev/char/4096:0", -ERANGE,
+		  "in:1:1: /dev/char/4096:0: the major must be below 4096 and the minor below 1048576");
+	PARSE_ERR("/dev/block/1:1048576", -ERANGE,
+		  "in:1:1: /dev/block/1:1048576: the major must be below 4096 and the minor below 1048576");
+}
+
+UTEST(path_dev_char_followed_by_dot_dot_is_looked_up_on_disk)
+{
+	/* path_startswith() refuses a ".." component, so systemd stat()s it
+	 * (read from the path, this would be a bad MAJOR:MINOR instead) */
+	PARSE_ERR("/dev/char/../nonexistent-devcg:1", -ENOENT,
+		  "in:1:1: cannot stat /dev/char/../nonexistent-devcg:1: No such file or directory");
+}
+
+UTEST(path_run_systemd_inaccessible_nodes_are_0_0)
+{
+	/* systemd makes them with mknod(..., makedev(0, 0)) and reads them
+	 * from the path */
+	struct devcg_rules *r = PARSE_OK("/run/systemd/inaccessible/chr\n"
+					 "/run/systemd/inaccessible/blk r\n"
+					 "//run/systemd/./inaccessible//chr w\n");
+
+	CHECK_INT(devcg_rules_count(r), 3);
+	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, 0, 0, RWM);
+	CHECK_RULE(r, 1, ALLOW, DEVCG_BLOCK, 0, 0, R);
+	CHECK_RULE(r, 2, ALLOW, DEVCG_CHAR, 0, 0, W);
+	devcg_rules_free(r);
+}
+
+UTEST(path_systemd_default_device_list_parses_without_its_run_nodes)
+{
+	/* bpf_devices_allow_list_static() in systemd's src/core/bpf-devices.c */
+	static const char list[] = "deny a\n"
+				   "/dev/null rwm\n/dev/zero rwm\n/dev/full rwm\n/dev/random rwm\n"
+				   "/dev/urandom rwm\n/dev/tty rwm\n/dev/ptmx rwm\n"
+				   "/run/systemd/inaccessible/chr rwm\n"
+				   "/run/systemd/inaccessible/blk rwm\n"
+				   "char-pts rw\n";
+	FAKE_OPTS(opts);
+	struct stat st;
+	struct devcg_rules *r;
+
+	need_node("/dev/ptmx", true, &st);
+	need_node("/dev/tty", true, &st);
+	r = PARSE_OK_OPTS(list, &opts);
+	CHECK_INT(devcg_rules_count(r), 11);
+	CHECK_RULE(r, 8, ALLOW, DEVCG_CHAR, 0, 0, RWM);
+	CHECK_RULE(r, 9, ALLOW, DEVCG_BLOCK, 0, 0, RWM);
+	CHECK_RULE(r, 10, ALLOW, DEVCG_CHAR, 136, ANY, R | W);
+	devcg_rules_free(r);
+}
+
+UTEST(path_near_the_inaccessible_nodes_is_looked_up_on_disk)
+{
+	PARSE_ERR("/run/systemd/inaccessible/chrx", -ENOENT,
+		  "in:1:1: cannot stat /run/systemd/inaccessible/chrx: No such file or directory");
+}
+
+/* ---- char-NUMBER and block-NUMBER ------------------------------------------
+ * bpf_devices_allow_list_major() in systemd's src/core/bpf-devices.c (v252):
+ * a name that safe_atou() reads as a valid major (below 4096) is that major. */
+
+UTEST(char_number_is_that_major_with_every_minor)
+{
+	FAKE_OPTS(opts); /* no driver in it is named by a number */
+	struct devcg_rules *r = PARSE_OK_OPTS("allow char-1 rw\ndeny block-8 r\nchar-0\nchar-4095\n",
+					      &opts);
+
+	CHECK_INT(devcg_rules_count(r), 4);
+	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, 1, ANY, R | W);
+	CHECK_RULE(r, 1, DENY, DEVCG_BLOCK, 8, ANY, R);
+	CHECK_RULE(r, 2, ALLOW, DEVCG_CHAR, 0, ANY, RWM);
+	CHECK_RULE(r, 3, ALLOW, DEVCG_CHAR, 4095, ANY, RWM);
+	devcg_rules_free(r);
+}
+
+UTEST(char_number_takes_c_prefixes_and_a_sign_as_systemd_safe_atou_does)
+{
+	FAKE_OPTS(opts);
+	struct devcg_rules *r = PARSE_OK_OPTS("char-010\nchar-0x10\nchar-0b11\nchar-0O17\n"
+					      "char-+5\nchar--0\n", &opts);
+
+	CHECK_INT(devcg_rules_count(r), 6);
+	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, 8, ANY, RWM);
+	CHECK_RULE(r, 1, ALLOW, DEVCG_CHAR, 16, ANY, RWM);
+	CHECK_RULE(r, 2, ALLOW, DEVCG_CHAR, 3, ANY, RWM);
+	CHECK_RULE(r, 3, ALLOW, DEVCG_CHAR, 15, ANY, RWM);
+	CHECK_RULE(r, 4, ALLOW, DEVCG_CHAR, 5, ANY, RWM);
+	CHECK_RULE(r, 5, ALLOW, DEVCG_CHAR, 0, ANY, RWM);
+	devcg_rules_free(r);
+}
+
+UTEST(char_number_that_is_no_valid_major_is_a_driver_name)
+{
+	/* 4096 and above, negative numbers and trailing text are looked up
+	 * in /proc/devices like any name */
+	DEVCG_OPTS(devcg_parse_opts, opts,
+		   .proc_devices = write_scratch("devices", "Character devices:\n"
+							    " 77 4096\n 78 -1\n 79 1x\n"));
+	struct devcg_rules *r = PARSE_OK_OPTS("char-4096\nchar--1\nchar-1x\n", &opts);
+
+	CHECK_INT(devcg_rules_count(r), 3);
+	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, 77, ANY, RWM);
+	CHECK_RULE(r, 1, ALLOW, DEVCG_CHAR, 78, ANY, RWM);
+	CHECK_RULE(r, 2, ALLOW, DEVCG_CHAR, 79, ANY, RWM);
+	devcg_rules_free(r);
+	PARSE_ERR_OPTS("block-4096", &opts, -ENOENT,
+		       "in:1:1: no block device driver matches this name in /proc/devices");
+}
+
+/* ---- char-* and block-* ------------------------------------------------------
+ * bpf_devices_allow_list_major(): the name "*" is the class rule "c *:*"
+ * (or "b *:*"), whatever /proc/devices lists; other globs are looked up. */
+
+UTEST(char_star_is_one_rule_for_the_whole_class)
+{
+	FAKE_OPTS(opts);
+	struct devcg_rules *r = PARSE_OK_OPTS("char-* rw\ndeny block-* m\n", &opts);
+
+	CHECK_INT(devcg_rules_count(r), 2);
+	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, ANY, ANY, R | W);
+	CHECK_RULE(r, 1, DENY, DEVCG_BLOCK, ANY, ANY, M);
+	devcg_rules_free(r);
+}
+
+UTEST(char_star_allows_a_major_that_no_driver_lists)
+{
+	FAKE_OPTS(opts);
+	struct devcg_rules *r = PARSE_OK_OPTS("deny a\nchar-* rw\n", &opts);
+	struct devcg_policy *p = devcg_policy_new();
+	struct devcg_error err = { 0 };
+
+	CHECK(p);
+	CHECK_INT(devcg_policy_apply_all(p, r, &err), 0);
+	CHECK_ALLOWED(p, DEVCG_CHAR, 511, 3, R | W); /* 511 is not in the fake file */
+	CHECK_ALLOWED(p, DEVCG_CHAR, 1, 3, R);
+	CHECK_DENIED(p, DEVCG_CHAR, 511, 3, M);
+	CHECK_DENIED(p, DEVCG_BLOCK, 7, 0, R);
+	devcg_policy_free(p);
+	devcg_rules_free(r);
+}
+
+UTEST(char_star_needs_no_driver_and_no_readable_proc_devices)
+{
+	char path[256];
+	DEVCG_OPTS(devcg_parse_opts, missing, .proc_devices = path);
+	DEVCG_OPTS(devcg_parse_opts, empty,
+		   .proc_devices = write_scratch("devices", "Character devices:\n\nBlock devices:\n"));
+	struct devcg_rules *r = PARSE_OK_OPTS("char-*\nblock-* r\n", &empty);
+
+	CHECK_INT(devcg_rules_count(r), 2);
+	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, ANY, ANY, RWM);
+	CHECK_RULE(r, 1, ALLOW, DEVCG_BLOCK, ANY, ANY, R);
+	devcg_rules_free(r);
+	snprintf(path, sizeof(path), "%s/no-such-devices", scratch());
+	r = PARSE_OK_OPTS("char-*", &missing);
+	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, ANY, ANY, RWM);
+	devcg_rules_free(r);
+}
+
+UTEST(other_globs_that_match_every_driver_are_looked_up)
+{
+	/* only the exact name "*" is the class rule */
+	FAKE_OPTS(opts);
+	struct devcg_rules *r = PARSE_OK_OPTS("block-?* r\nblock-** w\n", &opts);
+
+	CHECK_INT(devcg_rules_count(r), 6);
+	CHECK_RULE(r, 0, ALLOW, DEVCG_BLOCK, 7, ANY, R);
+	CHECK_RULE(r, 1, ALLOW, DEVCG_BLOCK, 8, ANY, R);
+	CHECK_RULE(r, 2, ALLOW, DEVCG_BLOCK, 259, ANY, R);
+	CHECK_RULE(r, 3, ALLOW, DEVCG_BLOCK, 7, ANY, W);
+	CHECK_RULE(r, 5, ALLOW, DEVCG_BLOCK, 259, ANY, W);
+	devcg_rules_free(r);
+}
+
+/* ---- /proc/devices and the access, as systemd reads them -------------------- */
+
+UTEST(name_lookup_skips_major_0_and_ends_a_section_at_a_blank_line)
+{
+	/* bpf_devices_allow_list_major(): "maj <= 0" lines are skipped and an
+	 * empty line ends the section */
+	DEVCG_OPTS(devcg_parse_opts, opts,
+		   .proc_devices = write_scratch("devices", "Character devices:\n"
+							    "  0 zero\n  1 mem\n\n 99 stray\n"));
+	struct devcg_rules *r = PARSE_OK_OPTS("char-mem\n", &opts);
+
+	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, 1, ANY, RWM);
+	devcg_rules_free(r);
+	PARSE_ERR_OPTS("char-zero", &opts, -ENOENT,
+		       "in:1:1: no character device driver matches this name in /proc/devices");
+	PARSE_ERR_OPTS("char-stray", &opts, -ENOENT,
+		       "in:1:1: no character device driver matches this name in /proc/devices");
+}
+
+UTEST(access_of_a_systemd_form_may_repeat_letters)
+{
+	/* load-fragment.c takes any string of r, w and m (in_charset) */
+	FAKE_OPTS(opts);
+	struct devcg_rules *r = PARSE_OK_OPTS("char-mem rrw\n/dev/char/1:3 mwmw\n", &opts);
+
+	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, 1, ANY, R | W);
+	CHECK_RULE(r, 1, ALLOW, DEVCG_CHAR, 1, 3, W | M);
+	devcg_rules_free(r);
+	PARSE_ERR_OPTS("char-mem rwx", &opts, -EINVAL,
+		       "in:1:10: access must be letters of 'rwm', not 'rwx'");
 }

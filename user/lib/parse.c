@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * The text forms of the rule language: devices.list lines (with or without
- * a verb) and systemd's DeviceAllow= forms (/dev paths, char-NAME and
- * block-NAME looked up in /proc/devices). OCI JSON lives in oci.c.
+ * a verb) and systemd's DeviceAllow= forms, read as systemd 252 reads them
+ * (src/core/load-fragment.c, cgroup.c, bpf-devices.c): device paths,
+ * char-NAME and block-NAME. OCI JSON lives in oci.c.
  */
 #include "internal.h"
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +31,7 @@ struct line_ctx {
 	size_t lineno;
 	const struct devcg_parse_opts *opts;
 	struct devcg_error *err;
-	/* rules this line expands to (char-* globs give several) */
+	/* rules this line expands to (char-NAME globs give several) */
 	struct devcg_rule *out;
 	size_t n, cap;
 };
@@ -99,7 +101,8 @@ static int parse_num(struct line_ctx *c, const struct token *t, const char *s, s
 	return 0;
 }
 
-static int parse_access(struct line_ctx *c, const struct token *t, uint8_t *out)
+/* Letters of 'rwm', at most MAX_LEN of them. */
+static int parse_access(struct line_ctx *c, const struct token *t, size_t max_len, uint8_t *out)
 {
 	uint8_t acc = 0;
 	size_t i;
@@ -114,30 +117,177 @@ static int parse_access(struct line_ctx *c, const struct token *t, uint8_t *out)
 				    (int)t->len, t->s);
 		}
 	}
-	if (!acc || t->len > 3)
+	if (!acc || t->len > max_len)
 		return fail(c, t, -EINVAL, "access must be a non-empty subset of 'rwm'");
 	*out = acc;
 	return 0;
 }
 
-/* The optional access after a systemd form: rwm when it is missing. */
+/* The optional access after a systemd form: rwm when it is missing, else
+ * any string of r, w and m, letters repeated or not (load-fragment.c checks
+ * in_charset(rights, "rwm"); cgroup.c's cgroup_add_device_allow() makes an
+ * empty one rwm). */
 static int optional_access(struct line_ctx *c, const struct token *tok, size_t ntok, size_t at,
 			   uint8_t *acc)
 {
 	*acc = DEVCG_ACC_ALL;
 	if (ntok > at + 1)
 		return fail(c, &tok[at + 1], -EINVAL, "unexpected text after the access");
-	return ntok == at ? 0 : parse_access(c, &tok[at], acc);
+	return ntok == at ? 0 : parse_access(c, &tok[at], SIZE_MAX, acc);
 }
 
+/*
+ * A number as systemd's safe_atou() reads it (src/basic/parse-util.c):
+ * strtoul() in base 0, so 0x is hex and a leading 0 octal, plus 0b and 0o
+ * prefixes; a sign is taken but only "-0" passes; the whole string must be
+ * used and fit an unsigned int. 0, -EINVAL or -ERANGE.
+ */
+static int systemd_atou(const char *s, unsigned *out)
+{
+	unsigned long v;
+	char *end;
+	int base = 0;
+
+	s += strspn(s, " \t\n\r");
+	if (s[0] == '0' && (s[1] == 'b' || s[1] == 'B')) {
+		base = 2;
+		s += 2;
+	} else if (s[0] == '0' && (s[1] == 'o' || s[1] == 'O')) {
+		base = 8;
+		s += 2;
+	}
+	errno = 0;
+	v = strtoul(s, &end, base);
+	if (errno)
+		return -errno;
+	if (end == s || *end)
+		return -EINVAL;
+	if (v && s[0] == '-')
+		return -ERANGE;
+	if (v > UINT_MAX)
+		return -ERANGE;
+	*out = (unsigned)v;
+	return 0;
+}
+
+/* The kernel's dev_t has 12 bits of major and 20 of minor (MINORBITS in
+ * include/linux/kdev_t.h); systemd's DEVICE_MAJOR_VALID and
+ * DEVICE_MINOR_VALID (src/basic/devnum-util.h) test these limits. */
+#define SYSTEMD_MAJOR_LIMIT (1u << 12)
+#define SYSTEMD_MINOR_LIMIT (1u << 20)
+
+/* The next component of *P and its length (0 at the end), skipping slashes
+ * and "." components as systemd's path_find_first_component() does. */
+static size_t next_component(const char **p, const char **start)
+{
+	const char *s = *p;
+
+	for (;;) {
+		while (*s == '/')
+			s++;
+		if (s[0] != '.' || (s[1] != '/' && s[1] != '\0'))
+			break;
+		s++;
+	}
+	*start = s;
+	*p = s + strcspn(s, "/");
+	return (size_t)(*p - s);
+}
+
+/* If absolute PATH starts with the components of PREFIX: the rest of PATH
+ * from its next component ("" for none), else NULL. As systemd's
+ * path_startswith() (src/basic/path-util.c), a ".." or over-long component
+ * where the next one is read means no match. */
+static const char *path_after(const char *path, const char *prefix)
+{
+	if (path[0] != '/')
+		return NULL;
+	for (;;) {
+		const char *p, *q;
+		size_t lp = next_component(&path, &p), lq = next_component(&prefix, &q);
+
+		if (lp > NAME_MAX || (lp == 2 && p[0] == '.' && p[1] == '.'))
+			return NULL;
+		if (!lq)
+			return p;
+		if (lp != lq || memcmp(p, q, lp))
+			return NULL;
+	}
+}
+
+/*
+ * The paths systemd reads without looking at the disk, so that they may
+ * name nodes the host lacks (device_path_parse_major_minor() in
+ * src/basic/devnum-util.c, used by bpf-devices.c before any stat()):
+ * /run/systemd/inaccessible/chr and /blk, which systemd makes with
+ * mknod(..., makedev(0, 0)), and /dev/char/M:N and /dev/block/M:N, where M
+ * is decimal digits and both are read by safe_atou() (parse_devnum()). A
+ * bad M:N fails the entry there, it is not looked up on disk.
+ * 1 when PATH is one of them, 0 when it must be stat()ed, or an error.
+ */
+static int path_devnum(struct line_ctx *c, const struct token *t, const char *path,
+		       uint8_t *type, uint32_t *major, uint32_t *minor)
+{
+	const char *rest;
+	char digits[22];
+	unsigned maj, min;
+	size_t n;
+	int ret;
+
+	*major = *minor = 0;
+	if ((rest = path_after(path, "/run/systemd/inaccessible/chr")) && !*rest) {
+		*type = DEVCG_CHAR;
+		return 1;
+	}
+	if ((rest = path_after(path, "/run/systemd/inaccessible/blk")) && !*rest) {
+		*type = DEVCG_BLOCK;
+		return 1;
+	}
+	if ((rest = path_after(path, "/dev/block/")))
+		*type = DEVCG_BLOCK;
+	else if ((rest = path_after(path, "/dev/char/")))
+		*type = DEVCG_CHAR;
+	else
+		return 0;
+	/* parse_devnum(): at most DECIMAL_STR_MAX(dev_t) = 21 digits */
+	n = strspn(rest, "0123456789");
+	ret = -EINVAL;
+	if (n && n < sizeof(digits) && rest[n] == ':') {
+		memcpy(digits, rest, n);
+		digits[n] = '\0';
+		ret = systemd_atou(digits, &maj) ?: systemd_atou(rest + n + 1, &min);
+	}
+	if (!ret && (maj >= SYSTEMD_MAJOR_LIMIT || min >= SYSTEMD_MINOR_LIMIT))
+		ret = -ERANGE;
+	if (ret == -ERANGE)
+		return fail(c, t, ret, "%s: the major must be below %u and the minor below %u", path,
+			    SYSTEMD_MAJOR_LIMIT, SYSTEMD_MINOR_LIMIT);
+	if (ret)
+		return fail(c, t, ret, "%s: expected MAJOR:MINOR after /dev/char/ or /dev/block/",
+			    path);
+	*major = maj;
+	*minor = min;
+	return 1;
+}
+
+/* A device path: read from the path when systemd does, else stat() it
+ * (bpf_devices_allow_list_device()). systemd takes only paths under /dev/
+ * from a unit; devcg takes a device node anywhere. */
 static int parse_path(struct line_ctx *c, uint8_t verb, const struct token *t, uint8_t acc)
 {
 	char *path = tok_dup(t);
+	uint32_t major, minor;
+	uint8_t type;
 	struct stat st;
 	int ret;
 
 	if (!path)
 		return devcg_err(c->err, -ENOMEM, "out of memory");
+	ret = path_devnum(c, t, path, &type, &major, &minor);
+	if (ret) {
+		free(path);
+		return ret < 0 ? ret : emit(c, verb, type, major, minor, acc);
+	}
 	if (stat(path, &st)) {
 		ret = -errno;
 		fail(c, t, ret, "cannot stat %s: %s", path, strerror(-ret));
@@ -154,50 +304,97 @@ static int parse_path(struct line_ctx *c, uint8_t verb, const struct token *t, u
 		    minor(st.st_rdev), acc);
 }
 
-/* char-NAME / block-NAME: every major whose driver name matches the glob
- * in the matching section of /proc/devices, as systemd does. */
-static int parse_driver(struct line_ctx *c, uint8_t verb, const struct token *t, uint8_t acc)
+/* One line of /proc/devices in the wanted section: its major and name, as
+ * bpf_devices_allow_list_major() splits it (the first word is the major,
+ * the rest, trimmed, the name). false for lines it skips. */
+static bool proc_devices_entry(char *line, unsigned *major, const char **name)
+{
+	char *end = line + strlen(line);
+
+	line += strspn(line, " \t\n\r");
+	while (end > line && strchr(" \t\n\r", end[-1]))
+		*--end = '\0';
+	end = line + strcspn(line, " \t\n\r");
+	if (!*end)
+		return false;
+	*end++ = '\0';
+	/* major 0 is never a driver's: systemd skips it */
+	if (systemd_atou(line, major) || !*major)
+		return false;
+	*name = end + strspn(end, " \t\n\r");
+	return true;
+}
+
+/* Every major whose driver name in the section of TYPE in /proc/devices
+ * matches PATTERN, in file order; 0 when none does. A section runs from its
+ * header line to the next empty line, as systemd reads it. */
+static int lookup_drivers(struct line_ctx *c, const struct token *t, uint8_t verb, uint8_t type,
+			  const char *pattern, uint8_t acc)
 {
 	const char *file = DEVCG_OPT(c->opts, devcg_parse_opts, proc_devices, NULL);
-	bool chr = t->s[0] == 'c';
-	size_t skip = chr ? 5 : 6;
-	char *pattern = strndup(t->s + skip, t->len - skip);
-	char line[512];
+	const char *header = type == DEVCG_CHAR ? "Character devices:" : "Block devices:";
 	bool in_section = false;
-	size_t before = c->n;
+	char *line = NULL;
+	size_t cap = 0;
 	FILE *f;
 	int ret = 0;
 
+	f = fopen(file ? file : "/proc/devices", "re");
+	if (!f)
+		return fail(c, t, -errno, "cannot read /proc/devices to resolve this name");
+	while (!ret) {
+		const char *name;
+		unsigned maj;
+
+		errno = 0;
+		if (getline(&line, &cap, f) < 0) {
+			if (errno || ferror(f))
+				ret = fail(c, t, errno ? -errno : -EIO,
+					   "cannot read /proc/devices to resolve this name");
+			break;
+		}
+		line[strcspn(line, "\n")] = '\0';
+		if (!strcmp(line, header))
+			in_section = true;
+		else if (!*line)
+			in_section = false;
+		else if (in_section && proc_devices_entry(line, &maj, &name) &&
+			 !fnmatch(pattern, name, 0))
+			ret = emit(c, verb, type, maj, DEVCG_ANY, acc);
+	}
+	free(line);
+	fclose(f);
+	return ret;
+}
+
+/*
+ * char-NAME / block-NAME, as bpf_devices_allow_list_major() reads them:
+ * "*" alone is the class rule (c *:* or b *:*), whatever /proc/devices
+ * lists; a NAME that safe_atou() reads as a valid major is that major;
+ * any other NAME is a glob giving one rule per matching driver, minor '*'.
+ * systemd skips a NAME that matches nothing (a debug message); devcg
+ * refuses it, as it refuses any rule it cannot apply, so that the policy
+ * installed is the one written (a skipped "deny char-NAME" would widen it).
+ */
+static int parse_driver(struct line_ctx *c, uint8_t verb, const struct token *t, uint8_t acc)
+{
+	bool chr = t->s[0] == 'c';
+	uint8_t type = chr ? DEVCG_CHAR : DEVCG_BLOCK;
+	size_t skip = chr ? 5 : 6, before = c->n;
+	char *pattern = strndup(t->s + skip, t->len - skip);
+	bool class;
+	unsigned maj = 0;
+	int ret;
+
 	if (!pattern)
 		return devcg_err(c->err, -ENOMEM, "out of memory");
-	if (!*pattern) {
-		free(pattern);
-		return fail(c, t, -EINVAL, "missing driver name after '%s'", chr ? "char-" : "block-");
-	}
-	f = fopen(file ? file : "/proc/devices", "re");
-	if (!f) {
-		ret = -errno;
-		free(pattern);
-		return fail(c, t, ret, "cannot read /proc/devices to resolve this name");
-	}
-	while (!ret && fgets(line, sizeof(line), f)) {
-		unsigned maj;
-		char name[256];
-
-		if (!strncmp(line, "Character devices:", 18)) {
-			in_section = chr;
-			continue;
-		}
-		if (!strncmp(line, "Block devices:", 14)) {
-			in_section = !chr;
-			continue;
-		}
-		if (!in_section || sscanf(line, "%u %255s", &maj, name) != 2)
-			continue;
-		if (!fnmatch(pattern, name, 0))
-			ret = emit(c, verb, chr ? DEVCG_CHAR : DEVCG_BLOCK, maj, DEVCG_ANY, acc);
-	}
-	fclose(f);
+	class = !strcmp(pattern, "*");
+	if (!*pattern)
+		ret = fail(c, t, -EINVAL, "missing driver name after '%s'", chr ? "char-" : "block-");
+	else if (class || (!systemd_atou(pattern, &maj) && maj < SYSTEMD_MAJOR_LIMIT))
+		ret = emit(c, verb, type, class ? DEVCG_ANY : maj, DEVCG_ANY, acc);
+	else
+		ret = lookup_drivers(c, t, verb, type, pattern, acc);
 	if (!ret && c->n == before)
 		ret = fail(c, t, -ENOENT, "no %s device driver matches this name in /proc/devices",
 			   chr ? "character" : "block");
@@ -234,7 +431,7 @@ static int parse_tokens(struct line_ctx *c, struct token *tok, size_t ntok)
 		if (ntok > i + 1 && !tok_is(&tok[i + 1], "*:*"))
 			return fail(c, &tok[i + 1], -EINVAL,
 				    "type 'a' means every device: only '*:*' may follow it");
-		if (ntok > i + 2 && (parse_access(c, &tok[i + 2], &acc) || acc != DEVCG_ACC_ALL))
+		if (ntok > i + 2 && (parse_access(c, &tok[i + 2], 3, &acc) || acc != DEVCG_ACC_ALL))
 			return fail(c, &tok[i + 2], -EINVAL,
 				    "type 'a' resets the whole list: its access can only be 'rwm'");
 		if (ntok > i + 3)
@@ -258,7 +455,7 @@ static int parse_tokens(struct line_ctx *c, struct token *tok, size_t ntok)
 		ret = parse_num(c, &tok[i + 1], colon + 1,
 				tok[i + 1].len - (size_t)(colon + 1 - tok[i + 1].s), "minor", &minor);
 	if (!ret)
-		ret = parse_access(c, &tok[i + 2], &acc);
+		ret = parse_access(c, &tok[i + 2], 3, &acc);
 	if (ret)
 		return ret;
 	return emit(c, verb, t->s[0] == 'b' ? DEVCG_BLOCK : DEVCG_CHAR, major, minor, acc);
