@@ -710,3 +710,53 @@ TEST(trace_text_and_json_summaries_report_the_same_audit_losses_of_the_trace)
 	CHECK_INT(before, 0);
 	json_decref(all);
 }
+
+static int count_records(void *ctx, void *data, size_t size)
+{
+	(void)data;
+	(void)size;
+	(*(int *)ctx)++;
+	return 0;
+}
+
+TEST(trace_of_one_cgroup_leaves_the_audit_ring_of_another_alone)
+{
+	char mine[4096], other[4096];
+	const char *rel;
+	struct ring_buffer *rb;
+	struct tracer t;
+	json_t *all, *o;
+	uint32_t other_prog;
+	size_t i, reported = 0;
+	int prog, ring, left = 0;
+
+	need_root();
+	audited_cgroup(mine, sizeof(mine));
+	other_prog = audited_cgroup(other, sizeof(other));
+	rel = rel_of(mine, scratch_cgroup2_root());
+	t = trace_start(rel);
+	CHECK_INT(scratch_run(mine, refused_opens, (void *)5L), 0);
+	CHECK_INT(scratch_run(other, refused_opens, (void *)7L), 0);
+	all = trace_stop(&t);
+	/* control: the denials of the traced cgroup are read and reported */
+	json_array_foreach(all, i, o) {
+		if (strcmp(str(o, "type"), "device_denied") || strcmp(str(o, "source"), "audit"))
+			continue;
+		CHECK_STR(str(o, "cgroup"), rel);
+		reported++;
+	}
+	CHECK_INT(reported, 5);
+	/* the other cgroup's seven are still in its ring, for its own reader */
+	prog = bpf_prog_get_fd_by_id(other_prog);
+	CHECK(prog >= 0);
+	ring = devcg_filter_audit_ring(prog);
+	CHECK(ring >= 0);
+	rb = ring_buffer__new(ring, count_records, &left, NULL);
+	CHECK(rb != NULL);
+	CHECK(ring_buffer__consume(rb) >= 0);
+	CHECK_INT(left, 7);
+	ring_buffer__free(rb);
+	close(ring);
+	close(prog);
+	json_decref(all);
+}

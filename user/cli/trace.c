@@ -92,6 +92,15 @@ static bool under(const char *path, const char *filter)
 	return !strncmp(path, filter, n) && (path[n] == '\0' || path[n] == '/' || n == 1);
 }
 
+/* May a filter attached at PATH deny the traced cgroup's opens, or those
+ * of its descendants? Only the audit rings of those are read: another
+ * cgroup's denials and losses are not this trace's to report, nor to take
+ * from another reader of that ring. */
+static bool related(struct session *s, const char *path)
+{
+	return !s->cgroup || under(path, s->cgroup) || under(s->cgroup, path);
+}
+
 static bool keep(struct session *s, enum only kind, uint32_t pid, const char *comm,
 		 const char *cg1, const char *cg2)
 {
@@ -249,7 +258,7 @@ static void emit_bpf(struct session *s, const struct devcg_trace_event *ev)
 	char text[64] = "";
 
 	s->counts[N_BPF]++;
-	if (ev->ret >= 0 && ev->bpf.prog_id && s->nfollow < 64)
+	if (ev->ret >= 0 && ev->bpf.prog_id && s->nfollow < 64 && (!cg || related(s, cg)))
 		s->follow[s->nfollow++] = ev->bpf.prog_id;
 	if (ev->bpf.attach_flags & BPF_F_ALLOW_MULTI)
 		json_array_append_new(flags, cli_text("multi", (size_t)-1)), strcat(text, "multi,");
@@ -535,7 +544,7 @@ static int follow_existing(void *ctx, uint64_t id, const char *path)
 	for (i = 0; i < devcg_state_count(state); i++) {
 		const struct devcg_program *p = devcg_state_program(state, i);
 
-		if (p->devcg && p->audit && !strcmp(p->cgroup, path))
+		if (p->devcg && p->audit && !strcmp(p->cgroup, path) && related(s, path))
 			devcg_tracer_follow_audit(s->tracer, p->id, on_event, s);
 	}
 	devcg_state_free(state);
@@ -745,7 +754,9 @@ const struct verb verb_trace = {
 	"reads, audit rings) and audit denials queued before it began (skipped).\n\n"
 	"Options:\n"
 	"      --cgroup PATH      only events of this cgroup (path relative to its\n"
-	"                         hierarchy, e.g. /mycontainer) and below\n"
+	"                         hierarchy, e.g. /mycontainer) and below; only the\n"
+	"                         audit rings of filters on it, above or below it\n"
+	"                         are read\n"
 	"      --pid PID          only events of this process\n"
 	"      --comm NAME        only events of this command name\n"
 	"      --duration SECONDS stop after this long\n"
