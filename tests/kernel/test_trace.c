@@ -12,6 +12,7 @@
 #include "trace.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,9 +40,10 @@ struct tracer {
 	char out[64];
 };
 
-/* Start `devcg -j trace ARGS...` with its output in a file; wait until it is
- * tracing (it prints the hooks line first). */
-static struct tracer trace_start(const char *cgroup_rel)
+/* Start `devcg [-j] trace --cgroup CGROUP_REL` with its output (standard
+ * output and, in text mode, standard error) in a file; wait until it is
+ * tracing (it prints the hooks it chose first). */
+static struct tracer trace_start_as(const char *cgroup_rel, bool json)
 {
 	struct tracer t = { 0 };
 	int fd;
@@ -51,14 +54,21 @@ static struct tracer trace_start(const char *cgroup_rel)
 	t.pid = fork();
 	CHECK(t.pid >= 0);
 	if (t.pid == 0) {
+		/* trace takes -j among its own options too */
+		char *argv[] = { (char *)devcg_bin(), "trace", "--duration", "60", "--cgroup",
+				 (char *)cgroup_rel, json ? "-j" : NULL, NULL };
+
+		/* not left behind (perhaps stopped) when a CHECK ends the test */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(fd, 1);
-		execl(devcg_bin(), devcg_bin(), "-j", "trace", "--duration", "60", "--cgroup", cgroup_rel,
-		      (char *)NULL);
+		if (!json)
+			dup2(fd, 2);
+		execv(argv[0], argv);
 		_exit(127);
 	}
 	close(fd);
 	for (int i = 0; i < 1000; i++) {
-		char buf[16] = "";
+		char buf[256] = "";
 
 		fd = open(t.out, O_RDONLY);
 		if (read(fd, buf, sizeof(buf) - 1) > 0 && strstr(buf, "hooks")) {
@@ -72,20 +82,35 @@ static struct tracer trace_start(const char *cgroup_rel)
 	test_fail(__FILE__, __LINE__, "devcg trace did not start");
 }
 
-/* Stop it (as Ctrl-C does) and return its JSON lines as an array. */
-static json_t *trace_stop(struct tracer *t)
+static struct tracer trace_start(const char *cgroup_rel)
 {
-	json_t *all = json_array();
-	char line[8192];
+	return trace_start_as(cgroup_rel, true);
+}
+
+/* Stop it (as Ctrl-C does) and open its output. */
+static FILE *trace_end(struct tracer *t)
+{
 	int status;
 	FILE *f;
 
 	usleep(150 * 1000); /* let the last events through the reorder delay */
 	kill(t->pid, SIGINT);
+	kill(t->pid, SIGCONT);
 	CHECK(waitpid(t->pid, &status, 0) == t->pid);
 	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "devcg trace failed: %d", status);
 	f = fopen(t->out, "r");
 	CHECK(f != NULL);
+	unlink(t->out);
+	return f;
+}
+
+/* Stop it and return its JSON lines as an array. */
+static json_t *trace_stop(struct tracer *t)
+{
+	json_t *all = json_array();
+	char line[8192];
+	FILE *f = trace_end(t);
+
 	while (fgets(line, sizeof(line), f)) {
 		json_error_t e;
 		json_t *o = json_loads(line, 0, &e);
@@ -94,8 +119,21 @@ static json_t *trace_stop(struct tracer *t)
 		json_array_append_new(all, o);
 	}
 	fclose(f);
-	unlink(t->out);
 	return all;
+}
+
+/* Stop a text-mode trace and return its summary line ("-- ..."). */
+static void trace_stop_text(struct tracer *t, char *summary, size_t size)
+{
+	char line[8192];
+	FILE *f = trace_end(t);
+
+	summary[0] = '\0';
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "-- ", 3))
+			snprintf(summary, size, "%s", line);
+	fclose(f);
+	CHECK_MSG(summary[0], "no summary line in %s", line);
 }
 
 static const char *str(json_t *o, const char *k)
@@ -511,4 +549,214 @@ TEST(with_fentry_or_kprobes_a_refused_open_carries_the_exact_device_and_decision
 	CHECK_INT(checks, 1);
 	json_decref(all);
 	devcg_policy_free(p);
+}
+
+/* ---- audit rings: only what happened during the trace ------------------ */
+
+#include "internal.h"
+
+/* Open /dev/urandom (long)ARG times; exit 0 when every open was refused. */
+static int refused_opens(void *arg)
+{
+	long n = (long)arg, refused = 0;
+
+	for (long i = 0; i < n; i++) {
+		int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+
+		if (fd >= 0)
+			close(fd);
+		refused += fd < 0 && errno == EPERM;
+	}
+	return refused == n ? 0 : 1;
+}
+
+/* The audit loss counter of the filter attached to CG (all CPUs). */
+static uint64_t audit_lost_of(uint32_t prog_id)
+{
+	int ncpu = libbpf_num_possible_cpus(), prog = bpf_prog_get_fd_by_id(prog_id), lost;
+	uint64_t v[256] = { 0 }, sum = 0;
+
+	CHECK(ncpu > 0 && ncpu <= 256 && prog >= 0);
+	lost = devcg_filter_audit_lost(prog);
+	CHECK(lost >= 0);
+	CHECK(!bpf_map_lookup_elem(lost, &(__u32){ 0 }, v));
+	for (int c = 0; c < ncpu; c++)
+		sum += v[c];
+	close(lost);
+	close(prog);
+	return sum;
+}
+
+static json_t *summary_of(json_t *all)
+{
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(all, i, o)
+		if (!strcmp(str(o, "type"), "summary"))
+			return o;
+	test_fail(__FILE__, __LINE__, "no summary");
+}
+
+/* A field of the summary's "lost" object, which must be there. */
+static long long lost_field(json_t *summary, const char *k)
+{
+	json_t *v = json_object_get(json_object_get(summary, "lost"), k);
+
+	CHECK_MSG(json_is_integer(v), "the summary has no lost.%s", k);
+	return json_integer_value(v);
+}
+
+/* A scratch cgroup under a deny-all filter loaded with --audit. */
+static uint32_t audited_cgroup(char *cg, size_t size)
+{
+	struct devcg_policy *p = policy_of("deny a\n");
+	DEVCG_OPTS(devcg_replace_opts, o, .audit = true);
+	struct devcg_error err = { 0 };
+
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, size));
+	CHECK_MSG(!devcg_replace(cg, p, &o, &err), "%s", err.msg);
+	devcg_policy_free(p);
+	return o.prog_id;
+}
+
+TEST(trace_skips_audit_denials_queued_before_it_started_and_counts_only_its_own_losses)
+{
+	char cg[4096];
+	const char *rel;
+	struct tracer t;
+	json_t *all, *o, *sum;
+	uint64_t lost_before;
+	uint32_t prog;
+	size_t i, reported = 0;
+	pid_t during;
+
+	need_root();
+	prog = audited_cgroup(cg, sizeof(cg));
+	rel = rel_of(cg, scratch_cgroup2_root());
+	/* before the trace: more refused opens than the ring holds, unread */
+	CHECK_INT(scratch_run(cg, refused_opens, (void *)20000L), 0);
+	lost_before = audit_lost_of(prog);
+	CHECK(lost_before > 0 && lost_before < 20000); /* the ring is full, the rest counted */
+	t = trace_start(rel);
+	/* during the trace: five more, from another process */
+	during = scratch_spawn(cg, refused_opens, (void *)5L);
+	CHECK(during > 0);
+	CHECK_INT(scratch_wait(during), 0);
+	all = trace_stop(&t);
+	json_array_foreach(all, i, o) {
+		if (strcmp(str(o, "type"), "device_denied") || strcmp(str(o, "source"), "audit"))
+			continue;
+		/* none of the 20000 of before; each of the five, as it was */
+		CHECK_INT(num(o, "pid"), during);
+		CHECK_STR(str(o, "dev"), "c 1:9");
+		CHECK_STR(str(o, "access"), "r");
+		CHECK_STR(str(o, "cgroup"), rel);
+		CHECK(num(o, "offset_ns") > 0);
+		reported++;
+	}
+	CHECK_INT(reported, 5);
+	sum = summary_of(all);
+	/* nothing was lost during the trace; what was queued before is skipped */
+	CHECK_INT(lost_field(sum, "audit"), 0);
+	CHECK_INT(audit_lost_of(prog), lost_before);
+	CHECK_INT(num(sum, "audit_before_start"), 20000 - lost_before);
+	json_decref(all);
+}
+
+TEST(trace_text_and_json_summaries_report_the_same_audit_losses_of_the_trace)
+{
+	unsigned long long total, ringbuf, reads, audit, before;
+	char cg[4096], text[8192];
+	const char *rel, *p;
+	struct tracer tj, tt;
+	uint64_t lost0, lost1;
+	json_t *all, *o, *sum;
+	uint32_t prog;
+	size_t i, reported = 0;
+
+	need_root();
+	prog = audited_cgroup(cg, sizeof(cg));
+	rel = rel_of(cg, scratch_cgroup2_root());
+	tj = trace_start_as(rel, true);
+	tt = trace_start_as(rel, false);
+	lost0 = audit_lost_of(prog);
+	/* with both readers stopped, a flood must overflow the ring */
+	CHECK(!kill(tj.pid, SIGSTOP) && !kill(tt.pid, SIGSTOP));
+	CHECK_INT(scratch_run(cg, refused_opens, (void *)20000L), 0);
+	lost1 = audit_lost_of(prog);
+	CHECK(lost1 > lost0);
+	/* one after the other: the JSON one reads the ring, the text one finds it empty */
+	all = trace_stop(&tj);
+	sum = summary_of(all);
+	CHECK_INT(lost_field(sum, "audit"), lost1 - lost0);
+	CHECK_INT(lost_field(sum, "total"), lost_field(sum, "ringbuf") + lost_field(sum, "read") +
+						    lost_field(sum, "audit"));
+	/* every refused open of the flood is either reported or counted lost */
+	json_array_foreach(all, i, o)
+		reported += !strcmp(str(o, "type"), "device_denied") && !strcmp(str(o, "source"), "audit");
+	CHECK_INT(reported + (lost1 - lost0), 20000);
+	CHECK_INT(num(sum, "audit_before_start"), 0);
+	/* the text summary: the same fields, the same numbers */
+	trace_stop_text(&tt, text, sizeof(text));
+	p = strstr(text, "; lost ");
+	CHECK_MSG(p && sscanf(p, "; lost %llu (ring buffer %llu, reads %llu, audit %llu)", &total,
+			      &ringbuf, &reads, &audit) == 4, "%s", text);
+	CHECK_INT(audit, lost1 - lost0);
+	CHECK_INT(total, ringbuf + reads + audit);
+	p = strstr(text, "audit denials from before the start skipped ");
+	CHECK_MSG(p && sscanf(p, "audit denials from before the start skipped %llu", &before) == 1, "%s",
+		  text);
+	CHECK_INT(before, 0);
+	json_decref(all);
+}
+
+static int count_records(void *ctx, void *data, size_t size)
+{
+	(void)data;
+	(void)size;
+	(*(int *)ctx)++;
+	return 0;
+}
+
+TEST(trace_of_one_cgroup_leaves_the_audit_ring_of_another_alone)
+{
+	char mine[4096], other[4096];
+	const char *rel;
+	struct ring_buffer *rb;
+	struct tracer t;
+	json_t *all, *o;
+	uint32_t other_prog;
+	size_t i, reported = 0;
+	int prog, ring, left = 0;
+
+	need_root();
+	audited_cgroup(mine, sizeof(mine));
+	other_prog = audited_cgroup(other, sizeof(other));
+	rel = rel_of(mine, scratch_cgroup2_root());
+	t = trace_start(rel);
+	CHECK_INT(scratch_run(mine, refused_opens, (void *)5L), 0);
+	CHECK_INT(scratch_run(other, refused_opens, (void *)7L), 0);
+	all = trace_stop(&t);
+	/* control: the denials of the traced cgroup are read and reported */
+	json_array_foreach(all, i, o) {
+		if (strcmp(str(o, "type"), "device_denied") || strcmp(str(o, "source"), "audit"))
+			continue;
+		CHECK_STR(str(o, "cgroup"), rel);
+		reported++;
+	}
+	CHECK_INT(reported, 5);
+	/* the other cgroup's seven are still in its ring, for its own reader */
+	prog = bpf_prog_get_fd_by_id(other_prog);
+	CHECK(prog >= 0);
+	ring = devcg_filter_audit_ring(prog);
+	CHECK(ring >= 0);
+	rb = ring_buffer__new(ring, count_records, &left, NULL);
+	CHECK(rb != NULL);
+	CHECK(ring_buffer__consume(rb) >= 0);
+	CHECK_INT(left, 7);
+	ring_buffer__free(rb);
+	close(ring);
+	close(prog);
+	json_decref(all);
 }

@@ -35,7 +35,7 @@ struct session {
 	/* programs to follow once the ring buffer is not being read */
 	uint32_t follow[64];
 	int nfollow;
-	uint64_t lost[DEVCG_LOST_MAX];
+	struct devcg_trace_losses lost;
 };
 
 #define REORDER_NS 20000000ull
@@ -90,6 +90,15 @@ static bool under(const char *path, const char *filter)
 	while (n > 1 && filter[n - 1] == '/')
 		n--;
 	return !strncmp(path, filter, n) && (path[n] == '\0' || path[n] == '/' || n == 1);
+}
+
+/* May a filter attached at PATH deny the traced cgroup's opens, or those
+ * of its descendants? Only the audit rings of those are read: another
+ * cgroup's denials and losses are not this trace's to report, nor to take
+ * from another reader of that ring. */
+static bool related(struct session *s, const char *path)
+{
+	return !s->cgroup || under(path, s->cgroup) || under(s->cgroup, path);
 }
 
 static bool keep(struct session *s, enum only kind, uint32_t pid, const char *comm,
@@ -249,7 +258,7 @@ static void emit_bpf(struct session *s, const struct devcg_trace_event *ev)
 	char text[64] = "";
 
 	s->counts[N_BPF]++;
-	if (ev->ret >= 0 && ev->bpf.prog_id && s->nfollow < 64)
+	if (ev->ret >= 0 && ev->bpf.prog_id && s->nfollow < 64 && (!cg || related(s, cg)))
 		s->follow[s->nfollow++] = ev->bpf.prog_id;
 	if (ev->bpf.attach_flags & BPF_F_ALLOW_MULTI)
 		json_array_append_new(flags, cli_text("multi", (size_t)-1)), strcat(text, "multi,");
@@ -469,7 +478,7 @@ static void dispatch(struct session *s, const struct devcg_trace_event *ev,
 		emit_check(s, ev);
 		break;
 	}
-	devcg_gaps_feed(s->gaps, ev, type, major, minor, s->lost[0] + s->lost[1]);
+	devcg_gaps_feed(s->gaps, ev, type, major, minor, s->lost.ringbuf + s->lost.read);
 }
 
 static int on_event(void *ctx, const struct devcg_trace_event *ev, const struct devcg_audit_event *a)
@@ -535,31 +544,37 @@ static int follow_existing(void *ctx, uint64_t id, const char *path)
 	for (i = 0; i < devcg_state_count(state); i++) {
 		const struct devcg_program *p = devcg_state_program(state, i);
 
-		if (p->devcg && p->audit && !strcmp(p->cgroup, path))
-			devcg_tracer_follow_audit(s->tracer, p->id);
+		if (p->devcg && p->audit && !strcmp(p->cgroup, path) && related(s, path))
+			devcg_tracer_follow_audit(s->tracer, p->id, on_event, s);
 	}
 	devcg_state_free(state);
 	return 0;
 }
 
+/* The summary, in text and JSON alike: every number is taken once, here. */
 static void summary(struct session *s, uint64_t elapsed, bool stats)
 {
+	const struct devcg_trace_losses *l = &s->lost;
+	uint64_t lost = l->ringbuf + l->read + l->audit, events = 0;
 	struct devcg_prog_stats st[16];
-	uint64_t events = 0;
 	int n = stats ? devcg_tracer_stats(s->tracer, st, 16) : 0, i;
+	double rate;
 
 	for (i = 0; i < N_GAP; i++)
 		events += s->counts[i];
+	rate = elapsed ? (double)events * 1e9 / (double)elapsed : 0.0;
 	if (s->cli->json) {
 		json_t *by = json_object(), *o;
 
 		for (i = 0; i < N_TOTAL; i++)
 			json_object_set_new(by, type_names[i], json_integer((json_int_t)s->counts[i]));
-		o = json_pack("{s:s, s:I, s:i, s:s, s:I, s:o, s:I, s:{s:I, s:I}, s:f}", "type", "summary",
-			      "ts_ns", (json_int_t)mono_ns(), "pid", (int)getpid(), "comm", "devcg", "duration_ns", (json_int_t)elapsed, "events", by, "gaps",
-			      (json_int_t)s->counts[N_GAP], "lost", "ringbuf", (json_int_t)s->lost[0],
-			      "read", (json_int_t)s->lost[1], "events_per_second",
-			      elapsed ? (double)events * 1e9 / (double)elapsed : 0.0);
+		o = json_pack("{s:s, s:I, s:i, s:s, s:I, s:o, s:I, s:{s:I, s:I, s:I, s:I}, s:I, s:f}",
+			      "type", "summary", "ts_ns", (json_int_t)mono_ns(), "pid", (int)getpid(),
+			      "comm", "devcg", "duration_ns", (json_int_t)elapsed, "events", by, "gaps",
+			      (json_int_t)s->counts[N_GAP], "lost", "total", (json_int_t)lost, "ringbuf",
+			      (json_int_t)l->ringbuf, "read", (json_int_t)l->read, "audit",
+			      (json_int_t)l->audit, "audit_before_start", (json_int_t)l->audit_before_start,
+			      "events_per_second", rate);
 		if (stats) {
 			json_t *progs = json_array();
 
@@ -574,15 +589,16 @@ static void summary(struct session *s, uint64_t elapsed, bool stats)
 		cli_print_json(o);
 		return;
 	}
+	/* after the events on standard output, when both go to one file */
+	fflush(stdout);
 	fprintf(stderr, "-- %.3f s: ", (double)elapsed / 1e9);
 	for (i = 0; i < N_GAP; i++)
 		fprintf(stderr, "%s%s %llu", i ? ", " : "", type_names[i], (unsigned long long)s->counts[i]);
-	fprintf(stderr, "; gaps %llu; lost %llu (ring buffer %llu, reads %llu; audit rings %llu); "
-		"%.0f events/s\n",
-		(unsigned long long)s->counts[N_GAP], (unsigned long long)(s->lost[0] + s->lost[1]),
-		(unsigned long long)s->lost[0], (unsigned long long)s->lost[1],
-		(unsigned long long)devcg_tracer_audit_lost(s->tracer),
-		elapsed ? (double)events * 1e9 / (double)elapsed : 0.0);
+	fprintf(stderr, "; gaps %llu; lost %llu (ring buffer %llu, reads %llu, audit %llu); "
+		"audit denials from before the start skipped %llu; %.0f events/s\n",
+		(unsigned long long)s->counts[N_GAP], (unsigned long long)lost,
+		(unsigned long long)l->ringbuf, (unsigned long long)l->read,
+		(unsigned long long)l->audit, (unsigned long long)l->audit_before_start, rate);
 	for (i = 0; i < n; i++)
 		fprintf(stderr, "   %-28s runs %10llu  time %12llu ns  avg %8.1f ns\n", st[i].name,
 			(unsigned long long)st[i].run_cnt, (unsigned long long)st[i].run_time_ns,
@@ -664,6 +680,8 @@ static int run(struct cli *cli, int argc, char **argv)
 	ret = devcg_tracer_open(&s.tracer, &to, &err);
 	if (ret)
 		return cli_fail(cli, ret, &err);
+	/* the tracer's start: an audit denial queued before it is not reported */
+	s.start_ns = devcg_tracer_start_ns(s.tracer);
 	s.paths = devcg_cgpaths_new();
 	s.gaps = s.paths ? devcg_gaps_new(s.paths, on_gap, &s) : NULL;
 	if (!s.gaps) {
@@ -685,7 +703,6 @@ static int run(struct cli *cli, int argc, char **argv)
 	fflush(stdout);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	s.start_ns = mono_ns();
 	if (duration > 0)
 		deadline = s.start_ns + (uint64_t)(duration * 1e9);
 	while (!stop && (!deadline || mono_ns() < deadline)) {
@@ -696,8 +713,8 @@ static int run(struct cli *cli, int argc, char **argv)
 		}
 		/* ring_buffer__add() may not run inside ring_buffer__poll() */
 		while (s.nfollow)
-			devcg_tracer_follow_audit(s.tracer, s.follow[--s.nfollow]);
-		devcg_tracer_lost(s.tracer, s.lost);
+			devcg_tracer_follow_audit(s.tracer, s.follow[--s.nfollow], on_event, &s);
+		devcg_tracer_losses(s.tracer, &s.lost);
 		now = mono_ns();
 		drain(&s, now - REORDER_NS);
 		devcg_gaps_flush(s.gaps, now - REORDER_NS);
@@ -705,7 +722,7 @@ static int run(struct cli *cli, int argc, char **argv)
 	}
 	/* what is still in the ring buffer, then every open window */
 	devcg_tracer_poll(s.tracer, 0, on_event, &s);
-	devcg_tracer_lost(s.tracer, s.lost);
+	devcg_tracer_losses(s.tracer, &s.lost);
 	drain(&s, 0);
 	devcg_gaps_flush(s.gaps, 0);
 	summary(&s, mono_ns() - s.start_ns, to.stats);
@@ -732,10 +749,14 @@ const struct verb verb_trace = {
 	"gap: a 'deny a' (or a v2 detach that leaves no filter) and the writes that\n"
 	"follow, with its writer, width, rules replayed and the opens it refused.\n"
 	"It tries fentry, then kprobes, then syscall tracepoints, and says which it\n"
-	"chose and why. Ends on Ctrl-C or --duration with a summary.\n\n"
+	"chose and why. Ends on Ctrl-C or --duration with a summary of what happened\n"
+	"during the trace: events by type, gaps, events lost (trace ring buffers,\n"
+	"reads, audit rings) and audit denials queued before it began (skipped).\n\n"
 	"Options:\n"
 	"      --cgroup PATH      only events of this cgroup (path relative to its\n"
-	"                         hierarchy, e.g. /mycontainer) and below\n"
+	"                         hierarchy, e.g. /mycontainer) and below; only the\n"
+	"                         audit rings of filters on it, above or below it\n"
+	"                         are read\n"
 	"      --pid PID          only events of this process\n"
 	"      --comm NAME        only events of this command name\n"
 	"      --duration SECONDS stop after this long\n"

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -38,9 +39,14 @@ struct devcg_tracer {
 	int write_source;
 	int seen;
 	char hooks[1024];
+	uint64_t start_ns;
 	uint32_t audit_ids[MAX_AUDIT];
 	int audit_fds[MAX_AUDIT];
 	int audit_lost_fds[MAX_AUDIT];
+	/* a filter's loss counter and ring outlive the trace: both are shared
+	 * by every version of the cgroup's filter since the first (filter.c) */
+	uint64_t audit_lost_base[MAX_AUDIT];
+	uint64_t audit_before_start;
 	int naudit;
 };
 
@@ -179,6 +185,11 @@ static int on_audit(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(struct devcg_audit_event))
 		return 0;
+	/* queued before the trace began: old news, not a denial of now */
+	if (((const struct devcg_audit_event *)data)->ts_ns < t->start_ns) {
+		t->audit_before_start++;
+		return 0;
+	}
 	t->seen++;
 	return t->cb ? t->cb(t->cb_ctx, NULL, data) : 0;
 }
@@ -205,9 +216,15 @@ int devcg_tracer_open(struct devcg_tracer **out, const struct devcg_tracer_opts 
 	struct devcg_error why = { 0 };
 	int ret;
 
+	struct timespec now;
+
 	if (!t)
 		return devcg_err(err, -ENOMEM, "out of memory");
 	t->stats_fd = -1;
+	/* before any hook: every event of the trace's own rings comes after;
+	 * bpf_ktime_get_ns() reads the same clock */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	t->start_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
 	ret = ensure_tracefs(t, DEVCG_OPT(opts, devcg_tracer_opts, mount_tracefs, false), err) ?:
 	      open_tp(t, err);
 	if (ret)
@@ -301,6 +318,11 @@ void devcg_tracer_close(struct devcg_tracer *t)
 	free(t);
 }
 
+uint64_t devcg_tracer_start_ns(const struct devcg_tracer *t)
+{
+	return t->start_ns;
+}
+
 const char *devcg_tracer_hooks(const struct devcg_tracer *t)
 {
 	return t->hooks;
@@ -322,11 +344,49 @@ int devcg_tracer_poll(struct devcg_tracer *t, int timeout_ms, devcg_trace_cb cb,
 	return ret < 0 && ret != -EINTR ? ret : t->seen;
 }
 
-int devcg_tracer_follow_audit(struct devcg_tracer *t, uint32_t prog_id)
+/* The sum over CPUs of entry K of a per-CPU array of counters. */
+static int percpu_sum(int fd, __u32 k, uint64_t *sum)
+{
+	int ncpu = libbpf_num_possible_cpus(), c;
+
+	*sum = 0;
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	{
+		uint64_t v[ncpu];
+
+		if (bpf_map_lookup_elem(fd, &k, v))
+			return -errno;
+		for (c = 0; c < ncpu; c++)
+			*sum += v[c];
+	}
+	return 0;
+}
+
+/* Read what a ring holds now, through a reader of its own: the consumer
+ * position lives in the ring's shared page, so the main reader then
+ * starts after it (kernel/bpf/ringbuf.c). */
+static int read_ring_now(struct devcg_tracer *t, int ring, devcg_trace_cb cb, void *ctx)
+{
+	struct ring_buffer *rb = ring_buffer__new(ring, on_audit, t, NULL);
+	int ret;
+
+	if (!rb)
+		return -errno;
+	t->cb = cb;
+	t->cb_ctx = ctx;
+	ret = ring_buffer__consume(rb);
+	ring_buffer__free(rb);
+	return ret < 0 ? ret : 0;
+}
+
+int devcg_tracer_follow_audit(struct devcg_tracer *t, uint32_t prog_id, devcg_trace_cb cb,
+			      void *ctx)
 {
 	struct bpf_map_info mi = { 0 };
 	__u32 mi_len = sizeof(mi);
-	int prog_fd, ring, lost, i;
+	int prog_fd, ring, lost, i, ret;
+	uint64_t base = 0;
 	bool audit = false;
 
 	prog_fd = bpf_prog_get_fd_by_id(prog_id);
@@ -354,48 +414,34 @@ int devcg_tracer_follow_audit(struct devcg_tracer *t, uint32_t prog_id)
 			close(lost);
 		return i >= 0 && i < t->naudit ? 0 : -ENOSPC;
 	}
+	/* the losses before now are not the trace's: start from the count as it is */
+	if (lost >= 0 && percpu_sum(lost, 0, &base)) {
+		close(lost);
+		lost = -1;
+	}
 	t->audit_ids[t->naudit] = mi.id;
 	t->audit_lost_fds[t->naudit] = lost;
+	t->audit_lost_base[t->naudit] = base;
 	t->audit_fds[t->naudit++] = ring;
-	return 1;
+	/* at once, so that a full ring has room again for the denials of now */
+	ret = read_ring_now(t, ring, cb, ctx);
+	return ret ? ret : 1;
 }
 
-/* The sum over CPUs of entry K of a per-CPU array of counters. */
-static uint64_t percpu_sum(int fd, __u32 k)
+void devcg_tracer_losses(const struct devcg_tracer *t, struct devcg_trace_losses *out)
 {
-	int ncpu = libbpf_num_possible_cpus(), c;
-	uint64_t sum = 0;
+	int map = bpf_map__fd(t->tp->maps.lost), i;
+	uint64_t now;
 
-	if (ncpu <= 0)
-		return 0;
-	{
-		uint64_t v[ncpu];
-
-		if (bpf_map_lookup_elem(fd, &k, v))
-			return 0;
-		for (c = 0; c < ncpu; c++)
-			sum += v[c];
-	}
-	return sum;
-}
-
-void devcg_tracer_lost(const struct devcg_tracer *t, uint64_t lost[DEVCG_LOST_MAX])
-{
-	__u32 k;
-
-	for (k = 0; k < DEVCG_LOST_MAX; k++)
-		lost[k] = percpu_sum(bpf_map__fd(t->tp->maps.lost), k);
-}
-
-uint64_t devcg_tracer_audit_lost(const struct devcg_tracer *t)
-{
-	uint64_t sum = 0;
-	int i;
-
+	/* the trace's own counters are new with it: all they hold is the trace's */
+	memset(out, 0, sizeof(*out));
+	percpu_sum(map, DEVCG_LOST_RINGBUF, &out->ringbuf);
+	percpu_sum(map, DEVCG_LOST_READ, &out->read);
 	for (i = 0; i < t->naudit; i++)
-		if (t->audit_lost_fds[i] >= 0)
-			sum += percpu_sum(t->audit_lost_fds[i], 0);
-	return sum;
+		if (t->audit_lost_fds[i] >= 0 && !percpu_sum(t->audit_lost_fds[i], 0, &now) &&
+		    now > t->audit_lost_base[i])
+			out->audit += now - t->audit_lost_base[i];
+	out->audit_before_start = t->audit_before_start;
 }
 
 int devcg_tracer_stats(const struct devcg_tracer *t, struct devcg_prog_stats *out, int max)

@@ -45,14 +45,30 @@ void devcg_tracer_close(struct devcg_tracer *t);
 const char *devcg_tracer_hooks(const struct devcg_tracer *t);
 /* The chosen source for cgroup writes (enum devcg_ev_source). */
 int devcg_tracer_write_source(const struct devcg_tracer *t);
+/* When the trace began (CLOCK_MONOTONIC, the clock of every event's ts_ns):
+ * taken before any hook is attached. */
+uint64_t devcg_tracer_start_ns(const struct devcg_tracer *t);
 /* Poll for up to TIMEOUT_MS; calls CB for each event. Returns events seen. */
 int devcg_tracer_poll(struct devcg_tracer *t, int timeout_ms, devcg_trace_cb cb, void *ctx);
-/* Follow a devcg filter's audit ring (found from its program id). */
-int devcg_tracer_follow_audit(struct devcg_tracer *t, uint32_t prog_id);
-void devcg_tracer_lost(const struct devcg_tracer *t, uint64_t lost[DEVCG_LOST_MAX]);
-/* Denials the followed devcg filters could not fit in their audit rings
- * (counted since each filter was loaded, not since the trace began). */
-uint64_t devcg_tracer_audit_lost(const struct devcg_tracer *t);
+/*
+ * Follow a devcg filter's audit ring (found from its program id). A ring
+ * seen for the first time is read at once: what was queued in it before
+ * the trace began is skipped (counted in audit_before_start), what came
+ * since goes to CB; its loss counter is taken as the baseline.
+ */
+int devcg_tracer_follow_audit(struct devcg_tracer *t, uint32_t prog_id, devcg_trace_cb cb,
+			      void *ctx);
+
+/* What could not be reported, by cause, since the trace began. */
+struct devcg_trace_losses {
+	uint64_t ringbuf; /* trace events the trace's own ring buffers had no room for */
+	uint64_t read;    /* trace events whose user or kernel memory could not be read */
+	uint64_t audit;   /* denials the followed audit rings had no room for, counted
+			   * from when the trace began to follow each ring */
+	/* not losses: audit denials queued before the trace began, skipped */
+	uint64_t audit_before_start;
+};
+void devcg_tracer_losses(const struct devcg_tracer *t, struct devcg_trace_losses *out);
 
 struct devcg_prog_stats {
 	char name[32];
