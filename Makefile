@@ -37,17 +37,20 @@ endif
 WARN     := -Wall -Wextra -Werror -Wno-missing-field-initializers -Wno-format-truncation
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -fPIC -fvisibility=hidden \
-	-Iinclude -Iuser/lib -Ibpf -I$(BUILD)
+	-Iinclude -Iuser/lib -Iuser/trace -Ibpf -I$(BUILD)
 LDLIBS   := -lbpf -lelf -lz -ljansson -lsystemd
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 LIB_SRCS := $(wildcard user/lib/*.c)
 CLI_SRCS := $(wildcard user/cli/*.c)
+# the trace is built into the CLI only (README: "devcg trace")
+TRACE_SRCS := $(wildcard user/trace/*.c)
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 SKELS    := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.skel.h)
 LIB_OBJS := $(LIB_SRCS:user/lib/%.c=$(BUILD)/lib/%.o)
 CLI_OBJS := $(CLI_SRCS:user/cli/%.c=$(BUILD)/cli/%.o)
-HEADERS  := include/devcg.h $(wildcard user/lib/*.h user/cli/*.h bpf/*.h)
+TRACE_OBJS := $(TRACE_SRCS:user/trace/%.c=$(BUILD)/trace/%.o)
+HEADERS  := include/devcg.h $(wildcard user/lib/*.h user/trace/*.h user/cli/*.h bpf/*.h)
 
 UNIT_SRCS   := tests/harness.c $(wildcard tests/unit/*.c)
 KERNEL_SRCS := tests/harness.c tests/scratch.c tests/probe.c tests/reader.c $(wildcard tests/kernel/*.c)
@@ -65,7 +68,7 @@ bpf: $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.bpf.o)
 deps:
 	$(Q)tools/deps.sh
 
-$(BUILD) $(BUILD)/lib $(BUILD)/cli $(BUILD)/tests $(BUILD)/asan:
+$(BUILD) $(BUILD)/lib $(BUILD)/trace $(BUILD)/cli $(BUILD)/tests $(BUILD)/asan:
 	$(Q)mkdir -p $@
 
 # BPF: clang -> object -> skeleton header embedded in the library.
@@ -83,6 +86,10 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*) > $@
 
 $(BUILD)/lib/%.o: user/lib/%.c $(HEADERS) $(SKELS) | $(BUILD)/lib
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/trace/%.o: user/trace/%.c $(HEADERS) $(SKELS) | $(BUILD)/trace
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
@@ -110,27 +117,27 @@ $(BUILD)/libdevcg.so: $(BUILD)/libdevcg.so.$(VERSION)
 	$(Q)ln -sf libdevcg.so.$(VERSION) $(BUILD)/libdevcg.so.$(SOVERSION)
 	$(Q)ln -sf libdevcg.so.$(SOVERSION) $@
 
-$(BUILD)/devcg: $(CLI_OBJS) $(LIB_OBJS)
+$(BUILD)/devcg: $(CLI_OBJS) $(TRACE_OBJS) $(LIB_OBJS)
 	$(call msg,LD,$@)
-	$(Q)$(CC) -o $@ $(CLI_OBJS) $(LIB_OBJS) $(LDLIBS)
+	$(Q)$(CC) -o $@ $(CLI_OBJS) $(TRACE_OBJS) $(LIB_OBJS) $(LDLIBS)
 
 $(BUILD)/devcg-reader: tools/reader.c | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -o $@ $<
 
 # Tests link the library's objects directly (hidden symbols included).
-$(BUILD)/tests/unit: $(UNIT_SRCS) tests/harness.h $(LIB_OBJS) | $(BUILD)/tests
+$(BUILD)/tests/unit: $(UNIT_SRCS) tests/harness.h $(TRACE_OBJS) $(LIB_OBJS) | $(BUILD)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $(UNIT_SRCS) $(LIB_OBJS) $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $(UNIT_SRCS) $(TRACE_OBJS) $(LIB_OBJS) $(LDLIBS)
 
-$(BUILD)/tests/kernel: $(KERNEL_SRCS) tests/harness.h tests/scratch.h tests/probe.h tests/reader.h $(LIB_OBJS) | $(BUILD)/tests
+$(BUILD)/tests/kernel: $(KERNEL_SRCS) tests/harness.h tests/scratch.h tests/probe.h tests/reader.h $(TRACE_OBJS) $(LIB_OBJS) | $(BUILD)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $(KERNEL_SRCS) $(LIB_OBJS) $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $(KERNEL_SRCS) $(TRACE_OBJS) $(LIB_OBJS) $(LDLIBS)
 
 # The same unit tests under AddressSanitizer and UBSan.
-$(BUILD)/asan/unit: $(UNIT_SRCS) $(LIB_SRCS) tests/harness.h $(HEADERS) $(SKELS) | $(BUILD)/asan
+$(BUILD)/asan/unit: $(UNIT_SRCS) $(LIB_SRCS) $(TRACE_SRCS) tests/harness.h $(HEADERS) $(SKELS) | $(BUILD)/asan
 	$(call msg,CC-ASAN,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(SANITIZE) -Itests -o $@ $(UNIT_SRCS) $(LIB_SRCS) $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(SANITIZE) -Itests -o $@ $(UNIT_SRCS) $(LIB_SRCS) $(TRACE_SRCS) $(LDLIBS)
 
 # libFuzzer target for the parsers (clang only).
 $(BUILD)/fuzz-parse: tests/fuzz/fuzz_parse.c $(LIB_SRCS) $(HEADERS) $(SKELS) | $(BUILD)
