@@ -227,6 +227,10 @@ struct devcg_program {
 	char cgroup[4096];    /* where it is attached, relative to the mount */
 	struct devcg_policy *policy; /* when devcg; owned by the state */
 	bool audit;
+	/* false: it runs for the cgroup (effective) but is attached to an
+	 * ancestor that cannot be seen from here (above a cgroup namespace's
+	 * root or a mounted subtree); cgroup is then "?" and mode unknown */
+	bool visible;
 };
 
 /* What is attached to a cgroup and its ancestors. */
@@ -238,7 +242,9 @@ DEVCG_API void devcg_state_free(struct devcg_state *state);
 /* The cgroup, relative to the cgroup2 mount ("/" for the root). */
 DEVCG_API const char *devcg_state_cgroup(const struct devcg_state *state);
 /* Programs attached to the cgroup itself, then those on its ancestors,
- * nearest first. */
+ * nearest first, then the effective ones whose cgroup cannot be seen
+ * (visible false). Ancestors are found by identity, not by path, so a
+ * cgroup reached through a bind mount or a cgroup namespace is read whole. */
 DEVCG_API size_t devcg_state_count(const struct devcg_state *state);
 DEVCG_API const struct devcg_program *devcg_state_program(const struct devcg_state *state,
 							    size_t i);
