@@ -86,7 +86,9 @@ static int run(struct cli *cli, int argc, char **argv)
 			       devcg_policy_default_allow(policy) ? "allow" : "deny");
 	}
 	devcg_policy_free(policy);
-	return ret < 0 ? cli_fail(cli, ret, &err) : EXIT_OK;
+	if (ret < 0)
+		return v1 ? cli_fail(cli, ret, &err) : cli_fail_cgroup(cli, ret, &err, cgroup);
+	return EXIT_OK;
 }
 
 const struct verb verb_replace = {

@@ -14,7 +14,7 @@ static int run(struct cli *cli, int argc, char **argv)
 		return ret;
 	ret = devcg_reset(cg, &err);
 	if (ret < 0)
-		return cli_fail(cli, ret, &err);
+		return cli_fail_cgroup(cli, ret, &err, cg);
 	if (cli->json)
 		cli_print_json(json_pack("{s:o, s:i}", "cgroup", cli_text(cg, (size_t)-1), "removed", ret));
 	else
