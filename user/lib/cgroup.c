@@ -306,27 +306,38 @@ void devcg_cgroup_close(struct devcg_cgroup *cg)
 
 /* ---- the real hierarchy above a cgroup ---------------------------------- */
 
-/* The entry of PARENT that is the directory CHILD: its name, or NULL. */
-static char *name_in(int parent, const struct ident *child)
+static bool is_entry(int parent, const char *name, const struct ident *child)
 {
-	int dfd = dup(parent);
-	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	struct stat st;
+
+	return !fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode) &&
+	       st.st_dev == child->dev && st.st_ino == child->ino;
+}
+
+/* The entry of PARENT that is the directory CHILD: its name, or NULL. HINT
+ * (may be NULL), the name the path gave, spares reading the directory. */
+static char *name_in(int parent, const struct ident *child, const char *hint)
+{
+	int dfd;
+	DIR *d;
 	struct dirent *e;
 	char *name = NULL;
 
+	if (hint && hint[0] && strcmp(hint, ".") && strcmp(hint, "..") && !strchr(hint, '/') &&
+	    is_entry(parent, hint, child))
+		return strdup(hint);
+	dfd = dup(parent);
+	d = dfd >= 0 ? fdopendir(dfd) : NULL;
 	if (!d) {
 		if (dfd >= 0)
 			close(dfd);
 		return NULL;
 	}
 	while (!name && (e = readdir(d))) {
-		struct stat st;
-
 		if (e->d_ino != child->ino || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		/* d_ino alone could be stale: stat the entry */
-		if (!fstatat(parent, e->d_name, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode) &&
-		    st.st_dev == child->dev && st.st_ino == child->ino)
+		if (is_entry(parent, e->d_name, child))
 			name = strdup(e->d_name);
 	}
 	closedir(d);
@@ -368,9 +379,11 @@ static int lineage_push(struct devcg_lineage *l, int fd, char *name)
  * by what its parent lists, so every level is proven to be the parent of
  * the one below. Levels get paths relative to that top; a path that would
  * not fit PATH_MAX fails the walk (-ENAMETOOLONG) rather than be shortened.
+ * HINT (may be NULL): START's path below the top, as its string says.
  */
-static int walk_up(int start, struct devcg_lineage *l)
+static int walk_up(int start, const char *hint, struct devcg_lineage *l)
 {
+	char *names = hint ? strdup(hint) : NULL, *last;
 	int cur = start, up, ret;
 	size_t i;
 
@@ -383,8 +396,11 @@ static int walk_up(int start, struct devcg_lineage *l)
 		if (ret < 0)
 			break;
 		if (!ret) {
+			last = names ? strrchr(names, '/') : NULL;
 			ret = ident_of(cur, &self);
-			name = ret ? NULL : name_in(up, &self);
+			name = ret ? NULL : name_in(up, &self, last ? last + 1 : NULL);
+			if (last)
+				*last = '\0';
 			if (!ret && !name)
 				ret = -ESTALE; /* moved or removed meanwhile */
 		}
@@ -402,6 +418,7 @@ static int walk_up(int start, struct devcg_lineage *l)
 			break;
 		cur = up;
 	}
+	free(names);
 	if (cur >= 0)
 		close(cur);
 	if (ret < 0) {
@@ -456,7 +473,7 @@ static int try_mount(const char *mnt, void *arg)
 		return 0;
 	}
 	close(mfd);
-	if (walk_up(fd, &l))
+	if (walk_up(fd, NULL, &l))
 		return 0;
 	/* the walk must end at that mount's own root, where its paths start */
 	if (!ident_of(l.fds[l.n - 1], &top) && same_dir(&top, &mine) && top.mnt == mine.mnt &&
@@ -486,8 +503,11 @@ int devcg_cgroup_lineage(const struct devcg_cgroup *cg, struct devcg_lineage *ou
 	fd = dup(cg->fd);
 	if (fd < 0)
 		return -errno;
-	ret = walk_up(fd, &v.best);
-	if (!name_to_handle_at(cg->fd, "", &h.fh, &mnt_id, AT_EMPTY_PATH))
+	ret = walk_up(fd, cg->rel, &v.best);
+	/* another mount can show more only when this walk stopped below the
+	 * hierarchy's root */
+	if (!(v.best.n && is_hierarchy_root(v.best.fds[v.best.n - 1])) &&
+	    !name_to_handle_at(cg->fd, "", &h.fh, &mnt_id, AT_EMPTY_PATH))
 		each_cgroup2_mount(try_mount, &v, NULL);
 	if (!v.best.n)
 		return ret ? ret : -ENOENT;
