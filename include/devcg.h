@@ -201,7 +201,11 @@ struct devcg_replace_opts {
  * to the cgroup2 mount) without any moment of no filter or a deny-all one:
  * the new program is loaded, filled and frozen first, then swapped in with
  * BPF_F_REPLACE (or in the existing program's own mode). On failure the
- * previous program stays attached.
+ * previous program stays attached. Refused with -EINVAL: a root cgroup
+ * (an empty CGROUP, the hierarchy's root however spelled, the root of the
+ * mount CGROUP goes through, as a cgroup namespace's root); with
+ * -ENAMETOOLONG: a path longer than PATH_MAX. devcg_update() and
+ * devcg_reset() refuse the same.
  */
 DEVCG_API int devcg_replace(const char *cgroup, const struct devcg_policy *policy,
 			    struct devcg_replace_opts *opts, struct devcg_error *err);
@@ -268,7 +272,7 @@ DEVCG_API int devcg_state_check(const struct devcg_state *state, uint8_t type, u
  * trim (devices.list does not show them). Returns 0, or the moments the
  * kernel's interface forced (DEVCG_V1_*), or a negative errno. The writes
  * are not a transaction: after an error, devices.list shows where it
- * stopped.
+ * stopped. The hierarchy's root (and an empty DIR) is refused with -EINVAL.
  */
 #define DEVCG_V1_DENY_ALL_MOMENT 1  /* 'a' to devices.deny: everything refused */
 #define DEVCG_V1_ALLOW_ALL_MOMENT 2 /* 'a' to devices.allow: everything allowed */

@@ -29,7 +29,8 @@ const struct verb verb_reset = {
 	.usage =
 	"Usage: devcg reset [-j] CGROUP\n\n"
 	"Detach devcg's device program from CGROUP; programs of others stay. Without\n"
-	"a device program the cgroup allows every device (as far as cgroup v2 goes).\n\n"
+	"a device program the cgroup allows every device (as far as cgroup v2 goes).\n"
+	"A root cgroup is refused, as by 'devcg replace'.\n\n"
 	"Options:\n"
 	"  -j, --json  print {\"cgroup\", \"removed\"}\n"
 	"  -h, --help  this help\n\n"
