@@ -114,15 +114,25 @@ struct ident {
 
 static int ident_of(int fd, struct ident *id)
 {
+	struct {
+		struct file_handle fh;
+		unsigned char bytes[MAX_HANDLE_SZ];
+	} h = { .fh.handle_bytes = MAX_HANDLE_SZ };
 	struct statx stx;
+	int mnt_id;
 
 	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_INO | STATX_MNT_ID, &stx))
 		return -errno;
-	if (!(stx.stx_mask & STATX_MNT_ID))
-		return -EOPNOTSUPP; /* before Linux 5.8 */
 	id->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
 	id->ino = stx.stx_ino;
 	id->mnt = stx.stx_mnt_id;
+	/* STATX_MNT_ID came with Linux 5.8; before it, the mount id that
+	 * name_to_handle_at() reports (cgroupfs and tmpfs give handles) */
+	if (stx.stx_mask & STATX_MNT_ID)
+		return 0;
+	if (name_to_handle_at(fd, "", &h.fh, &mnt_id, AT_EMPTY_PATH))
+		return -errno;
+	id->mnt = (uint64_t)mnt_id;
 	return 0;
 }
 
