@@ -813,3 +813,43 @@ TEST(verbs_on_a_v1_directory_give_advice_that_works)
 		CHECK_STR(list, "a *:* rwm\n");
 	}
 }
+
+TEST(check_that_cannot_read_what_runs_says_so_instead_of_allow)
+{
+	char cg[4096], out[8192];
+	char *const argv[] = { (char *)devcg_bin(), "check", cg, "c", "1:9", "r", NULL };
+	struct devcg_policy *deny = policy_of(DENYING);
+	int pfd[2], status;
+	size_t n = 0;
+	ssize_t got;
+	pid_t pid;
+
+	need_v2();
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	CHECK(!devcg_replace(cg, deny, NULL, NULL));
+	CHECK(!pipe(pfd));
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		/* without CAP_NET_ADMIN the kernel refuses BPF_PROG_QUERY */
+		dup2(pfd[1], 1);
+		dup2(pfd[1], 2);
+		if (setgid(65534) || setuid(65534))
+			_exit(125);
+		execv(argv[0], argv);
+		_exit(126);
+	}
+	close(pfd[1]);
+	while (n + 1 < sizeof(out) && (got = read(pfd[0], out + n, sizeof(out) - n - 1)) > 0)
+		n += (size_t)got;
+	out[n] = '\0';
+	close(pfd[0]);
+	CHECK(waitpid(pid, &status, 0) == pid);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 126)
+		SKIP("user nobody cannot run %s", devcg_bin());
+	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 3, "status %d: %s", status, out);
+	CHECK_MSG(strstr(out, "cannot query") && !strstr(out, "allow ("), "%s", out);
+	/* control: as root the same check answers, deny */
+	CHECK_INT(run_devcg(false, argv, out, sizeof(out)), 1);
+	devcg_policy_free(deny);
+}
