@@ -218,7 +218,11 @@ struct devcg_replace_opts {
  * to the cgroup2 mount) without any moment of no filter or a deny-all one:
  * the new program is loaded, filled and frozen first, then swapped in with
  * BPF_F_REPLACE (or in the existing program's own mode). On failure the
- * previous program stays attached.
+ * previous program stays attached. Refused with -EINVAL: a root cgroup
+ * (an empty CGROUP, the hierarchy's root however spelled, the root of the
+ * mount CGROUP goes through, as a cgroup namespace's root); with
+ * -ENAMETOOLONG: a path longer than PATH_MAX. devcg_update() and
+ * devcg_reset() refuse the same.
  */
 DEVCG_API int devcg_replace(const char *cgroup, const struct devcg_policy *policy,
 			    struct devcg_replace_opts *opts, struct devcg_error *err);
@@ -244,6 +248,10 @@ struct devcg_program {
 	char cgroup[4096];    /* where it is attached, relative to the mount */
 	struct devcg_policy *policy; /* when devcg; owned by the state */
 	bool audit;
+	/* false: it runs for the cgroup (effective) but is attached to an
+	 * ancestor that cannot be seen from here (above a cgroup namespace's
+	 * root or a mounted subtree); cgroup is then "?" and mode unknown */
+	bool visible;
 };
 
 /* What is attached to a cgroup and its ancestors. */
@@ -255,7 +263,9 @@ DEVCG_API void devcg_state_free(struct devcg_state *state);
 /* The cgroup, relative to the cgroup2 mount ("/" for the root). */
 DEVCG_API const char *devcg_state_cgroup(const struct devcg_state *state);
 /* Programs attached to the cgroup itself, then those on its ancestors,
- * nearest first. */
+ * nearest first, then the effective ones whose cgroup cannot be seen
+ * (visible false). Ancestors are found by identity, not by path, so a
+ * cgroup reached through a bind mount or a cgroup namespace is read whole. */
 DEVCG_API size_t devcg_state_count(const struct devcg_state *state);
 DEVCG_API const struct devcg_program *devcg_state_program(const struct devcg_state *state,
 							    size_t i);
@@ -279,7 +289,7 @@ DEVCG_API int devcg_state_check(const struct devcg_state *state, uint8_t type, u
  * trim (devices.list does not show them). Returns 0, or the moments the
  * kernel's interface forced (DEVCG_V1_*), or a negative errno. The writes
  * are not a transaction: after an error, devices.list shows where it
- * stopped.
+ * stopped. The hierarchy's root (and an empty DIR) is refused with -EINVAL.
  */
 #define DEVCG_V1_DENY_ALL_MOMENT 1  /* 'a' to devices.deny: everything refused */
 #define DEVCG_V1_ALLOW_ALL_MOMENT 2 /* 'a' to devices.allow: everything allowed */

@@ -32,6 +32,15 @@ static int report(struct cli *cli, const char *where, int allow, bool decided,
 	return allow ? EXIT_OK : EXIT_ERROR;
 }
 
+/* Where program P is attached, for messages. */
+static void where_of(const struct devcg_program *p, char *buf, size_t len)
+{
+	if (p->visible)
+		snprintf(buf, len, "program %u on %s", p->id, p->cgroup);
+	else
+		snprintf(buf, len, "program %u on an ancestor not visible from here", p->id);
+}
+
 /* Against every program that runs for a live cgroup. */
 static int check_live(struct cli *cli, int argc, char **argv)
 {
@@ -51,13 +60,16 @@ static int check_live(struct cli *cli, int argc, char **argv)
 		return ret;
 	ret = devcg_state_read(argv[0], &state, &err);
 	if (ret) {
-		cli_fail(cli, ret, &err);
+		cli_fail_cgroup(cli, ret, &err, argv[0]);
 		return EXIT_FAILED;
 	}
 	ret = devcg_state_check(state, type, major, minor, access, &by, &ex, &decided);
 	if (ret == -EOPNOTSUPP) {
-		cli_failf(cli, ret, "cannot decide: foreign program %u (%s) on %s applies and devcg "
-			  "cannot read its rules", by->id, by->name, by->cgroup);
+		char where[4200];
+
+		where_of(by, where, sizeof(where));
+		cli_failf(cli, ret, "cannot decide: foreign %s (%s) applies and devcg cannot read "
+			  "its rules", where, by->name);
 		ret = EXIT_FAILED;
 	} else if (ret < 0) {
 		cli_failf(cli, ret, "malformed request");
@@ -65,7 +77,7 @@ static int check_live(struct cli *cli, int argc, char **argv)
 	} else if (ret == 0) {
 		char where[4200];
 
-		snprintf(where, sizeof(where), "program %u on %s", by->id, by->cgroup);
+		where_of(by, where, sizeof(where));
 		ret = report(cli, where, 0, decided, &ex, devcg_policy_default_allow(by->policy));
 	} else if (devcg_state_own(state)) {
 		/* allowed by all: name what allowed it in the cgroup's own filter */
@@ -73,7 +85,7 @@ static int check_live(struct cli *cli, int argc, char **argv)
 		char where[4200];
 
 		devcg_policy_check(own->policy, type, major, minor, access, &ex, &decided);
-		snprintf(where, sizeof(where), "program %u on %s", own->id, own->cgroup);
+		where_of(own, where, sizeof(where));
 		ret = report(cli, where, 1, decided, &ex, devcg_policy_default_allow(own->policy));
 	} else {
 		ret = report(cli, NULL, 1, false, NULL, true);
@@ -144,7 +156,11 @@ const struct verb verb_check = {
 	"MAJOR:MINOR are numbers, ACCESS is letters of rwm, or '-' for none (what\n"
 	"access(2) with F_OK asks). Prints allow or deny and what decided it. With\n"
 	"CGROUP, decide against the live policies of every devcg program that runs\n"
-	"for it (its own and its ancestors') and name the one that denies.\n\n"
+	"for it (its own and its ancestors') and name the one that denies. The\n"
+	"programs are those the kernel runs for the cgroup (however CGROUP reaches it:\n"
+	"through a bind mount or a cgroup namespace too); one attached to an ancestor\n"
+	"that cannot be seen from here is still decided, and named as on an ancestor\n"
+	"not visible from here.\n\n"
 	"Options:\n"
 	"  -r, --rules FILE  the policy, as rules ('-' for stdin)\n"
 	"  -j, --json        print {\"decision\", \"decided_by\", \"exception\", \"by\"}\n"

@@ -30,6 +30,9 @@ int cli_usage(struct cli *cli, const char *fmt, ...) __attribute__((format(print
 /* Print a failure (text on stderr, or {"error": ...} on stdout with -j). */
 int cli_fail(struct cli *cli, int code, const struct devcg_error *err);
 int cli_failf(struct cli *cli, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* cli_fail() for a verb on CGROUP: on a cgroup v1 directory, with advice
+ * that works for this verb. */
+int cli_fail_cgroup(struct cli *cli, int code, const struct devcg_error *err, const char *cgroup);
 /* Print verb's --help. */
 int cli_help(const struct verb *v);
 

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 
 int cli_usage(struct cli *cli, const char *fmt, ...)
 {
@@ -44,6 +46,43 @@ int cli_failf(struct cli *cli, int code, const char *fmt, ...)
 	vsnprintf(err.msg, sizeof(err.msg), fmt, ap);
 	va_end(ap);
 	return cli_fail(cli, code, &err);
+}
+
+/* What works instead of this verb on a cgroup v1 directory DIR. */
+static void v1_advice(const char *verb, const char *dir, char *buf, size_t len)
+{
+	if (!strcmp(verb, "replace"))
+		snprintf(buf, len, "for cgroup v1 use 'devcg replace --v1 %s'", dir);
+	else if (!strcmp(verb, "show"))
+		snprintf(buf, len, "on cgroup v1 the policy is %s/devices.list (a default-allow "
+			 "cgroup lists only 'a *:* rwm')", dir);
+	else if (!strcmp(verb, "check"))
+		snprintf(buf, len, "on cgroup v1 decide against its list: (echo 'deny a'; cat "
+			 "%s/devices.list) | devcg check --rules - TYPE MAJOR:MINOR ACCESS", dir);
+	else if (!strcmp(verb, "allow") || !strcmp(verb, "deny"))
+		snprintf(buf, len, "on cgroup v1 write the rule to %s/devices.%s, or install the "
+			 "whole policy with 'devcg replace --v1 %s'", dir, verb, dir);
+	else if (!strcmp(verb, "reset"))
+		snprintf(buf, len, "on cgroup v1 there is no devcg filter to remove; to allow every "
+			 "device: devcg replace --v1 %s 'allow a'", dir);
+	else
+		snprintf(buf, len, "devcg's live filters are cgroup v2 only");
+}
+
+int cli_fail_cgroup(struct cli *cli, int code, const struct devcg_error *err, const char *cgroup)
+{
+	struct devcg_error more = { .code = code };
+	struct statfs sfs;
+	char advice[512];
+
+	/* only an absolute CGROUP can be on v1: a relative one is joined to
+	 * the cgroup2 mount */
+	if (code != -ENOTDIR || cgroup[0] != '/' || statfs(cgroup, &sfs) ||
+	    sfs.f_type != CGROUP_SUPER_MAGIC)
+		return cli_fail(cli, code, err);
+	v1_advice(cli->verb ? cli->verb : "", cgroup, advice, sizeof(advice));
+	snprintf(more.msg, sizeof(more.msg), "%s; %s", err ? err->msg : "not cgroup v2", advice);
+	return cli_fail(cli, code, &more);
 }
 
 int cli_help(const struct verb *v)
@@ -314,7 +353,7 @@ int cli_update(struct cli *cli, int argc, char **argv, uint8_t verb, const struc
 	rule.verb = verb;
 	ret = devcg_update(argv[optind], &rule, &ro, &err);
 	if (ret)
-		return cli_fail(cli, ret, &err);
+		return cli_fail_cgroup(cli, ret, &err, argv[optind]);
 	devcg_rule_format(&rule, text, sizeof(text));
 	if (cli->json)
 		cli_print_json(json_pack("{s:o, s:s, s:I, s:I}", "cgroup", cli_text(argv[optind], (size_t)-1), "rule", text,

@@ -86,7 +86,9 @@ static int run(struct cli *cli, int argc, char **argv)
 			       devcg_policy_default_allow(policy) ? "allow" : "deny");
 	}
 	devcg_policy_free(policy);
-	return ret < 0 ? cli_fail(cli, ret, &err) : EXIT_OK;
+	if (ret < 0)
+		return v1 ? cli_fail(cli, ret, &err) : cli_fail_cgroup(cli, ret, &err, cgroup);
+	return EXIT_OK;
 }
 
 const struct verb verb_replace = {
@@ -99,8 +101,11 @@ const struct verb verb_replace = {
 	"Compile the rules (as 'devcg compile' does) into a new filter version, load\n"
 	"it, and swap it in for the cgroup's device program with BPF_F_REPLACE: there\n"
 	"is never a moment with no filter or a deny-all one. CGROUP is a cgroup v2\n"
-	"directory, absolute or relative to the cgroup2 mount. A program attached by\n"
-	"someone else (runc, crun, systemd) is adopted: replaced in its own mode.\n\n"
+	"directory, absolute or relative to the cgroup2 mount; a root cgroup is\n"
+	"refused however it is spelled ('', '.', the mount point, the root of a\n"
+	"cgroup namespace or of a mounted subtree), and so is DIR for --v1 when it is\n"
+	"the devices hierarchy's root. A program attached by someone else (runc,\n"
+	"crun, systemd) is adopted: replaced in its own mode.\n\n"
 	"Options:\n"
 	"  -f, --file FILE  read rules from FILE ('-' for stdin); repeatable; files and\n"
 	"                   rules are applied in the order given\n"

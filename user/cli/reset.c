@@ -14,7 +14,7 @@ static int run(struct cli *cli, int argc, char **argv)
 		return ret;
 	ret = devcg_reset(cg, &err);
 	if (ret < 0)
-		return cli_fail(cli, ret, &err);
+		return cli_fail_cgroup(cli, ret, &err, cg);
 	if (cli->json)
 		cli_print_json(json_pack("{s:o, s:i}", "cgroup", cli_text(cg, (size_t)-1), "removed", ret));
 	else
@@ -29,7 +29,8 @@ const struct verb verb_reset = {
 	.usage =
 	"Usage: devcg reset [-j] CGROUP\n\n"
 	"Detach devcg's device program from CGROUP; programs of others stay. Without\n"
-	"a device program the cgroup allows every device (as far as cgroup v2 goes).\n\n"
+	"a device program the cgroup allows every device (as far as cgroup v2 goes).\n"
+	"A root cgroup is refused, as by 'devcg replace'.\n\n"
 	"Options:\n"
 	"  -j, --json  print {\"cgroup\", \"removed\"}\n"
 	"  -h, --help  this help\n\n"

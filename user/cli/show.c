@@ -7,9 +7,11 @@ static const char *const mode_names[] = { "exclusive", "override", "multi" };
 
 static json_t *program_json(const struct devcg_program *p)
 {
-	json_t *o = json_pack("{s:I, s:o, s:o, s:s, s:b, s:b}", "id", (json_int_t)p->id, "name",
+	/* a program on an ancestor that cannot be seen: cgroup "?", mode null */
+	json_t *o = json_pack("{s:I, s:o, s:o, s:o, s:b, s:b, s:b}", "id", (json_int_t)p->id, "name",
 			      cli_text(p->name, (size_t)-1), "cgroup", cli_text(p->cgroup, (size_t)-1),
-			      "mode", mode_names[p->mode % 3], "devcg", p->devcg, "effective", p->effective);
+			      "mode", p->visible ? json_string(mode_names[p->mode % 3]) : json_null(),
+			      "devcg", p->devcg, "effective", p->effective, "visible", p->visible);
 
 	if (p->devcg) {
 		json_object_set_new(o, "audit", json_boolean(p->audit));
@@ -32,7 +34,7 @@ static int run(struct cli *cli, int argc, char **argv)
 		return ret;
 	ret = devcg_state_read(cg, &state, &err);
 	if (ret)
-		return cli_fail(cli, ret, &err);
+		return cli_fail_cgroup(cli, ret, &err, cg);
 	own = devcg_state_own(state);
 	if (cli->json) {
 		json_t *progs = json_array();
@@ -59,6 +61,12 @@ static int run(struct cli *cli, int argc, char **argv)
 
 		if (p == own)
 			continue;
+		if (!p->visible) {
+			printf("# also applies: %s program %u (%s) on an ancestor not visible from here "
+			       "(above this mount or cgroup namespace)%s\n", p->devcg ? "devcg" : "foreign",
+			       p->id, p->name, p->devcg ? "" : "; devcg cannot read its rules");
+			continue;
+		}
 		printf("# %s %s program %u (%s) on %s, attached %s%s\n",
 		       p->effective ? "also applies:" : "attached, not effective:",
 		       p->devcg ? "devcg" : "foreign", p->id, p->name, p->cgroup,
@@ -79,7 +87,10 @@ const struct verb verb_show = {
 	"Read the policy back from the devcg program attached to CGROUP (no state\n"
 	"files) and print it as 'devcg compile' does, after comment lines that name\n"
 	"the program, its attach mode, foreign device programs on the cgroup, and the\n"
-	"programs on its ancestors that also apply.\n\n"
+	"programs on its ancestors that also apply. Ancestors are found by the\n"
+	"cgroup's identity, also through a bind mount or a cgroup namespace; a program\n"
+	"that applies from an ancestor that cannot be seen from here is listed as on\n"
+	"an ancestor not visible from here (in JSON: \"cgroup\": \"?\", \"visible\": false).\n\n"
 	"Options:\n"
 	"  -j, --json  print {\"cgroup\", \"prog_id\", \"policy\", \"programs\": [...]}\n"
 	"  -h, --help  this help\n\n"

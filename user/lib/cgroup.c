@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
-/* Finding the cgroup2 mount and resolving a cgroup argument against it. */
+/*
+ * Finding the cgroup2 mount, resolving a cgroup argument against it, and
+ * telling cgroups apart by identity rather than by path string: a cgroup
+ * can be reached through a bind mount or from inside a cgroup namespace,
+ * where its path says nothing about its place in the hierarchy.
+ */
 #include "internal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -9,9 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 #include <linux/magic.h>
+
+/* Deeper than any hierarchy anyone builds; bounds a walk up. */
+#define MAX_DEPTH 4096
 
 /* mountinfo escapes spaces and the like as \ooo */
 static void unescape(char *s)
@@ -29,93 +39,272 @@ static void unescape(char *s)
 	*d = '\0';
 }
 
-int devcg_cgroup2_mount(char *buf, size_t len, struct devcg_error *err)
+/*
+ * Call FN with the mount point of each cgroup2 mount in
+ * /proc/self/mountinfo, in order, until it returns non-zero (returned).
+ * Mount points too long for PATH_MAX are skipped: never shortened.
+ */
+static int each_cgroup2_mount(int (*fn)(const char *mnt, void *arg), void *arg,
+			      struct devcg_error *err)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[8192];
-	int ret = -ENOENT;
+	char *line = NULL;
+	size_t cap = 0;
+	int ret = 0;
 
 	if (!f)
 		return devcg_err(err, -errno, "cannot read /proc/self/mountinfo: %s", strerror(errno));
-	while (ret && fgets(line, sizeof(line), f)) {
+	/* getline: a line longer than any fixed buffer stays one line */
+	while (!ret && getline(&line, &cap, f) > 0) {
 		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPER */
-		char *sep = strstr(line, " - "), mnt[4096];
+		char *sep = strstr(line, " - "), *mnt, *save = NULL;
+		int field;
 
 		if (!sep || strncmp(sep + 3, "cgroup2 ", 8))
 			continue;
-		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
+		mnt = strtok_r(line, " ", &save);
+		for (field = 0; mnt && field < 4; field++)
+			mnt = strtok_r(NULL, " ", &save);
+		if (!mnt)
 			continue;
 		unescape(mnt);
-		snprintf(buf, len, "%s", mnt);
-		ret = 0;
+		if (strlen(mnt) < PATH_MAX)
+			ret = fn(mnt, arg);
 	}
+	free(line);
 	fclose(f);
+	return ret;
+}
+
+struct first_mount {
+	char *buf;
+	size_t len;
+};
+
+static int take_first(const char *mnt, void *arg)
+{
+	struct first_mount *fm = arg;
+
+	if (strlen(mnt) >= fm->len)
+		return -ENAMETOOLONG;
+	strcpy(fm->buf, mnt);
+	return 1;
+}
+
+int devcg_cgroup2_mount(char *buf, size_t len, struct devcg_error *err)
+{
+	struct first_mount fm = { buf, len };
+	int ret = each_cgroup2_mount(take_first, &fm, err);
+
+	if (ret == 1)
+		return 0;
+	if (ret == -ENAMETOOLONG)
+		return devcg_err(err, ret, "the cgroup2 mount point is too long for a path");
 	if (ret)
-		return devcg_err(err, ret, "no cgroup2 file system is mounted");
+		return ret;
+	return devcg_err(err, -ENOENT, "no cgroup2 file system is mounted");
+}
+
+/* What tells two directories apart, and the mount they were reached through. */
+struct ident {
+	dev_t dev;
+	ino_t ino;
+	uint64_t mnt;
+};
+
+static int ident_of(int fd, struct ident *id)
+{
+	struct {
+		struct file_handle fh;
+		unsigned char bytes[MAX_HANDLE_SZ];
+	} h = { .fh.handle_bytes = MAX_HANDLE_SZ };
+	struct statx stx;
+	int mnt_id;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_INO | STATX_MNT_ID, &stx))
+		return -errno;
+	id->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+	id->ino = stx.stx_ino;
+	id->mnt = stx.stx_mnt_id;
+	/* STATX_MNT_ID came with Linux 5.8; before it, the mount id that
+	 * name_to_handle_at() reports (cgroupfs and tmpfs give handles) */
+	if (stx.stx_mask & STATX_MNT_ID)
+		return 0;
+	if (name_to_handle_at(fd, "", &h.fh, &mnt_id, AT_EMPTY_PATH))
+		return -errno;
+	id->mnt = (uint64_t)mnt_id;
+	return 0;
+}
+
+static bool same_dir(const struct ident *a, const struct ident *b)
+{
+	return a->dev == b->dev && a->ino == b->ino;
+}
+
+/*
+ * Is FD the top of what the mount it was reached through shows? Its ".."
+ * then leaves the mount (or, at "/", is itself): follow_dotdot() in
+ * fs/namei.c crosses to the parent mount at a mount's root. 1 yes, 0 no,
+ * or a negative errno. *UP gets ".." when it is still in the mount.
+ */
+static int is_mount_top(int fd, int *up)
+{
+	struct ident self, parent;
+	int ufd, ret;
+
+	*up = -1;
+	ret = ident_of(fd, &self);
+	if (ret)
+		return ret;
+	ufd = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (ufd < 0)
+		return -errno;
+	ret = ident_of(ufd, &parent);
+	if (ret) {
+		close(ufd);
+		return ret;
+	}
+	if (parent.mnt != self.mnt || same_dir(&parent, &self)) {
+		close(ufd);
+		return 1;
+	}
+	*up = ufd;
 	return 0;
 }
 
 /*
- * The root of the cgroup2 mount that PATH (absolute, resolved) is on: its
- * last ancestor that is still cgroup2 on the same device. Cheaper than
- * reading mountinfo, and right where several cgroup2 mounts exist.
+ * kernfs numbers the root node of a hierarchy 1 (kernfs_create_root() in
+ * fs/kernfs/dir.c), and a cgroup directory's inode number is its node id:
+ * cgroup id 1 is the root cgroup, however it is reached.
  */
-static void mount_of(const char *path, char *mount, size_t len)
+static bool is_hierarchy_root(int fd)
 {
-	char cur[4096];
-	struct stat st, up;
-	struct statfs sfs;
-	char *slash;
+	struct stat st;
 
-	snprintf(cur, sizeof(cur), "%s", path);
-	snprintf(mount, len, "%s", path);
-	if (stat(cur, &st))
-		return;
-	while ((slash = strrchr(cur, '/')) && slash != cur) {
-		*slash = '\0';
-		if (statfs(cur, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC || stat(cur, &up) ||
-		    up.st_dev != st.st_dev)
-			break;
-		snprintf(mount, len, "%s", cur);
+	return !fstat(fd, &st) && st.st_ino == 1;
+}
+
+int devcg_cgroup_refuse_root(int fd, const char *arg, const char *path, const char *kind,
+			     struct devcg_error *err)
+{
+	int up, ret;
+
+	if (is_hierarchy_root(fd))
+		return devcg_err(err, -EINVAL,
+				 "'%s' resolves to the %s root %s; devcg never writes the root "
+				 "cgroup's device policy", arg, kind, path);
+	ret = is_mount_top(fd, &up);
+	if (up >= 0)
+		close(up);
+	if (ret < 0)
+		return devcg_err(err, ret, "%s: cannot tell whether it is the root of its mount: %s",
+				 arg, strerror(-ret));
+	if (ret)
+		return devcg_err(err, -EINVAL,
+				 "'%s' resolves to %s, the root of the %s mount it is reached "
+				 "through (as a cgroup namespace's root is); devcg never writes a "
+				 "root cgroup's device policy: name a cgroup below it", arg, path, kind);
+	return 0;
+}
+
+/* How many ".." steps from FD up to the root of its mount, or -errno. */
+static int depth_in_mount(int fd)
+{
+	int cur = fd, up, depth = 0, ret;
+
+	for (;;) {
+		ret = is_mount_top(cur, &up);
+		if (cur != fd)
+			close(cur);
+		if (ret)
+			return ret < 0 ? ret : depth;
+		if (++depth > MAX_DEPTH) {
+			close(up);
+			return -ELOOP;
+		}
+		cur = up;
 	}
 }
 
-int devcg_cgroup_resolve(const char *arg, struct devcg_cgroup *cg, struct devcg_error *err)
+int devcg_cgroup_resolve(const char *arg, enum devcg_resolve_for use, struct devcg_cgroup *cg,
+			 struct devcg_error *err)
 {
-	char joined[PATH_MAX * 2];
+	char joined[PATH_MAX], *end;
 	struct statfs sfs;
-	size_t mlen;
-	int ret;
+	int ret, depth, n;
 
 	memset(cg, 0, sizeof(*cg));
 	cg->fd = -1;
+	if (!arg[0] && use == DEVCG_RESOLVE_WRITE) {
+		devcg_cgroup2_mount(cg->mount, sizeof(cg->mount), NULL);
+		return devcg_err(err, -EINVAL,
+				 "empty cgroup argument (an unset variable?): it would name the "
+				 "cgroup2 root %s; devcg never writes the root cgroup's device policy",
+				 cg->mount[0] ? cg->mount : "");
+	}
 	if (arg[0] == '/') {
-		snprintf(joined, sizeof(joined), "%s", arg);
+		n = snprintf(joined, sizeof(joined), "%s", arg);
 	} else {
 		ret = devcg_cgroup2_mount(cg->mount, sizeof(cg->mount), err);
 		if (ret)
 			return ret;
-		snprintf(joined, sizeof(joined), "%s/%s", cg->mount, arg);
+		n = snprintf(joined, sizeof(joined), "%s/%s", cg->mount, arg);
 	}
-	if (!realpath(joined, cg->path))
-		return devcg_err(err, -errno, "%s: %s", arg, strerror(errno));
-	if (statfs(cg->path, &sfs))
-		return devcg_err(err, -errno, "%s: %s", arg, strerror(errno));
-	if (sfs.f_type != CGROUP2_SUPER_MAGIC) {
-		char mnt[4096] = "?";
-
-		devcg_cgroup2_mount(mnt, sizeof(mnt), NULL);
-		return devcg_err(err, -ENOTDIR,
-				 "%s is not a cgroup v2 directory (cgroup2 is mounted at %s%s)", arg, mnt,
-				 sfs.f_type == CGROUP_SUPER_MAGIC ? "; for cgroup v1 use --v1" : "");
-	}
-	mount_of(cg->path, cg->mount, sizeof(cg->mount));
-	mlen = strlen(cg->mount);
-	snprintf(cg->rel, sizeof(cg->rel), "%s", cg->path[mlen] ? cg->path + mlen : "/");
-	cg->fd = open(cg->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* the kernel takes no longer path either (getname() in fs/namei.c);
+	 * a shortened one could name the parent, or the root */
+	if (n < 0 || (size_t)n >= sizeof(joined))
+		return devcg_err(err, -ENAMETOOLONG,
+				 "cgroup argument of %zu bytes is longer than a path can be (%d): "
+				 "refused, never shortened", strlen(arg), PATH_MAX - 1);
+	/* the fd is what devcg acts on; the strings only name it */
+	cg->fd = open(joined, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cg->fd < 0)
 		return devcg_err(err, -errno, "%s: %s", arg, strerror(errno));
+	if (!realpath(joined, cg->path)) {
+		ret = devcg_err(err, -errno, "%s: %s", arg, strerror(errno));
+		goto fail;
+	}
+	if (fstatfs(cg->fd, &sfs)) {
+		ret = devcg_err(err, -errno, "%s: %s", arg, strerror(errno));
+		goto fail;
+	}
+	if (sfs.f_type != CGROUP2_SUPER_MAGIC) {
+		char mnt[PATH_MAX] = "?";
+
+		devcg_cgroup2_mount(mnt, sizeof(mnt), NULL);
+		ret = devcg_err(err, -ENOTDIR, "%s is not a cgroup v2 directory (cgroup2 is mounted at %s)%s",
+				arg, mnt, sfs.f_type == CGROUP_SUPER_MAGIC ?
+				"; it is in a cgroup v1 hierarchy" : "");
+		goto fail;
+	}
+	if (use == DEVCG_RESOLVE_WRITE) {
+		ret = devcg_cgroup_refuse_root(cg->fd, arg, cg->path, "cgroup2", err);
+		if (ret)
+			goto fail;
+	}
+	/* the mount and the path below it, by as many steps as ".." takes to
+	 * leave the mount: right through bind mounts of subtrees too */
+	depth = depth_in_mount(cg->fd);
+	if (depth < 0) {
+		ret = devcg_err(err, depth, "%s: cannot find the root of its mount: %s", arg,
+				strerror(-depth));
+		goto fail;
+	}
+	strcpy(cg->mount, cg->path);
+	for (end = cg->mount + strlen(cg->mount); depth > 0 && end > cg->mount; depth--) {
+		while (end > cg->mount && end[-1] != '/')
+			end--;
+		if (end > cg->mount + 1)
+			end--;
+		*end = '\0';
+	}
+	strcpy(cg->rel, cg->path[strlen(cg->mount)] ? cg->path + strlen(cg->mount) : "/");
+	if (!strcmp(cg->mount, "/"))
+		strcpy(cg->rel, cg->path);
 	return 0;
+fail:
+	devcg_cgroup_close(cg);
+	return ret;
 }
 
 void devcg_cgroup_close(struct devcg_cgroup *cg)
@@ -123,4 +312,215 @@ void devcg_cgroup_close(struct devcg_cgroup *cg)
 	if (cg->fd >= 0)
 		close(cg->fd);
 	cg->fd = -1;
+}
+
+/* ---- the real hierarchy above a cgroup ---------------------------------- */
+
+static bool is_entry(int parent, const char *name, const struct ident *child)
+{
+	struct stat st;
+
+	return !fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode) &&
+	       st.st_dev == child->dev && st.st_ino == child->ino;
+}
+
+/* The entry of PARENT that is the directory CHILD: its name, or NULL. HINT
+ * (may be NULL), the name the path gave, spares reading the directory. */
+static char *name_in(int parent, const struct ident *child, const char *hint)
+{
+	int dfd;
+	DIR *d;
+	struct dirent *e;
+	char *name = NULL;
+
+	if (hint && hint[0] && strcmp(hint, ".") && strcmp(hint, "..") && !strchr(hint, '/') &&
+	    is_entry(parent, hint, child))
+		return strdup(hint);
+	dfd = dup(parent);
+	d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return NULL;
+	}
+	while (!name && (e = readdir(d))) {
+		if (e->d_ino != child->ino || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		/* d_ino alone could be stale: stat the entry */
+		if (is_entry(parent, e->d_name, child))
+			name = strdup(e->d_name);
+	}
+	closedir(d);
+	return name;
+}
+
+void devcg_lineage_free(struct devcg_lineage *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		if (l->fds[i] >= 0)
+			close(l->fds[i]);
+		free(l->rels[i]);
+	}
+	free(l->fds);
+	free(l->rels);
+	memset(l, 0, sizeof(*l));
+}
+
+static int lineage_push(struct devcg_lineage *l, int fd, char *name)
+{
+	int *fds = realloc(l->fds, (l->n + 1) * sizeof(*fds));
+	char **rels;
+
+	if (fds)
+		l->fds = fds;
+	rels = fds ? realloc(l->rels, (l->n + 1) * sizeof(*rels)) : NULL;
+	if (!rels)
+		return -ENOMEM;
+	l->rels = rels;
+	l->fds[l->n] = fd;
+	l->rels[l->n++] = name; /* the name in its parent, for now */
+	return 0;
+}
+
+/*
+ * Walk up from START (taken over) to the top of its mount, naming each step
+ * by what its parent lists, so every level is proven to be the parent of
+ * the one below. Levels get paths relative to that top; a path that would
+ * not fit PATH_MAX fails the walk (-ENAMETOOLONG) rather than be shortened.
+ * HINT (may be NULL): START's path below the top, as its string says.
+ */
+static int walk_up(int start, const char *hint, struct devcg_lineage *l)
+{
+	char *names = hint ? strdup(hint) : NULL, *last;
+	int cur = start, up, ret;
+	size_t i;
+
+	memset(l, 0, sizeof(*l));
+	for (;;) {
+		struct ident self;
+		char *name = NULL;
+
+		ret = is_mount_top(cur, &up);
+		if (ret < 0)
+			break;
+		if (!ret) {
+			last = names ? strrchr(names, '/') : NULL;
+			ret = ident_of(cur, &self);
+			name = ret ? NULL : name_in(up, &self, last ? last + 1 : NULL);
+			if (last)
+				*last = '\0';
+			if (!ret && !name)
+				ret = -ESTALE; /* moved or removed meanwhile */
+		}
+		if (ret >= 0 && l->n >= MAX_DEPTH)
+			ret = -ELOOP;
+		if (ret < 0 || lineage_push(l, cur, name) < 0) {
+			free(name);
+			if (up >= 0)
+				close(up);
+			ret = ret < 0 ? ret : -ENOMEM;
+			break;
+		}
+		cur = -1;
+		if (ret == 1)
+			break;
+		cur = up;
+	}
+	free(names);
+	if (cur >= 0)
+		close(cur);
+	if (ret < 0) {
+		devcg_lineage_free(l);
+		return ret;
+	}
+	/* the top is "/", each level below it its parent's path and its name */
+	l->rels[l->n - 1] = strdup("/");
+	ret = l->rels[l->n - 1] ? 0 : -ENOMEM;
+	for (i = l->n - 1; !ret && i-- > 0;) {
+		const char *above = l->rels[i + 1];
+		size_t len = strlen(above) + 1 + strlen(l->rels[i]) + 1;
+		char *rel = len <= PATH_MAX ? malloc(len) : NULL;
+
+		if (!rel) {
+			ret = len <= PATH_MAX ? -ENOMEM : -ENAMETOOLONG;
+			break;
+		}
+		snprintf(rel, len, "%s/%s", strcmp(above, "/") ? above : "", l->rels[i]);
+		free(l->rels[i]);
+		l->rels[i] = rel;
+	}
+	if (ret)
+		devcg_lineage_free(l);
+	return ret;
+}
+
+struct best_view {
+	struct ident target;
+	void *handle;
+	struct devcg_lineage best;
+};
+
+/* Another cgroup2 mount may show more of the hierarchy above the cgroup:
+ * reach the same cgroup through it by its file handle (kernfs_fh_to_dentry()
+ * in fs/kernfs/mount.c finds a node by id) and walk up there. */
+static int try_mount(const char *mnt, void *arg)
+{
+	struct best_view *v = arg;
+	struct devcg_lineage l;
+	struct ident got, top, mine;
+	int mfd, fd;
+
+	mfd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (mfd < 0)
+		return 0;
+	fd = open_by_handle_at(mfd, v->handle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || ident_of(fd, &got) || !same_dir(&got, &v->target) || ident_of(mfd, &mine)) {
+		if (fd >= 0)
+			close(fd);
+		close(mfd);
+		return 0;
+	}
+	close(mfd);
+	if (walk_up(fd, NULL, &l))
+		return 0;
+	/* the walk must end at that mount's own root, where its paths start */
+	if (!ident_of(l.fds[l.n - 1], &top) && same_dir(&top, &mine) && top.mnt == mine.mnt &&
+	    l.n > v->best.n) {
+		devcg_lineage_free(&v->best);
+		v->best = l;
+	} else {
+		devcg_lineage_free(&l);
+	}
+	return 0;
+}
+
+int devcg_cgroup_lineage(const struct devcg_cgroup *cg, struct devcg_lineage *out)
+{
+	struct {
+		struct file_handle fh;
+		unsigned char bytes[MAX_HANDLE_SZ];
+	} h = { .fh.handle_bytes = MAX_HANDLE_SZ };
+	struct best_view v = { .handle = &h.fh };
+	int fd, mnt_id, ret;
+
+	memset(out, 0, sizeof(*out));
+	ret = ident_of(cg->fd, &v.target);
+	if (ret)
+		return ret;
+	/* first the mount it was named through, which wins a tie */
+	fd = dup(cg->fd);
+	if (fd < 0)
+		return -errno;
+	ret = walk_up(fd, cg->rel, &v.best);
+	/* another mount can show more only when this walk stopped below the
+	 * hierarchy's root */
+	if (!(v.best.n && is_hierarchy_root(v.best.fds[v.best.n - 1])) &&
+	    !name_to_handle_at(cg->fd, "", &h.fh, &mnt_id, AT_EMPTY_PATH))
+		each_cgroup2_mount(try_mount, &v, NULL);
+	if (!v.best.n)
+		return ret ? ret : -ENOENT;
+	*out = v.best;
+	return 0;
 }

@@ -59,16 +59,47 @@ int devcg_rules_append(struct devcg_rules *rules, const struct devcg_rule *add, 
 
 /* A resolved cgroup v2 directory. */
 struct devcg_cgroup {
-	char mount[4096]; /* the cgroup2 mount */
+	char mount[4096]; /* the root of the mount it was reached through */
 	char path[4096];  /* absolute, without symlinks */
 	char rel[4096];   /* relative to the mount, "/" for its root */
-	int fd;           /* O_RDONLY directory */
+	int fd;           /* O_RDONLY directory: what devcg acts on */
 };
 
 int devcg_cgroup2_mount(char *buf, size_t len, struct devcg_error *err);
-/* Resolve ARG (absolute, or relative to the cgroup2 mount); must be cgroup2. */
-int devcg_cgroup_resolve(const char *arg, struct devcg_cgroup *cg, struct devcg_error *err);
+/* What a cgroup is resolved for: a writer never gets a root cgroup. */
+enum devcg_resolve_for {
+	DEVCG_RESOLVE_READ,
+	DEVCG_RESOLVE_WRITE,
+};
+/*
+ * Resolve ARG (absolute, or relative to the cgroup2 mount); must be cgroup2.
+ * For DEVCG_RESOLVE_WRITE, an empty ARG, the hierarchy's root and the root
+ * of the mount ARG is reached through (a cgroup namespace's root, a mounted
+ * subtree) are refused with -EINVAL. A path longer than PATH_MAX is
+ * -ENAMETOOLONG, never shortened.
+ */
+int devcg_cgroup_resolve(const char *arg, enum devcg_resolve_for use, struct devcg_cgroup *cg,
+			 struct devcg_error *err);
+/* -EINVAL with a message when the cgroup directory FD (of a hierarchy
+ * KIND, "cgroup2" or "cgroup v1 devices") is a root; 0 otherwise. */
+int devcg_cgroup_refuse_root(int fd, const char *arg, const char *path, const char *kind,
+			     struct devcg_error *err);
 void devcg_cgroup_close(struct devcg_cgroup *cg);
+
+/*
+ * A cgroup and its ancestors, nearest first ([0] is the cgroup itself), as
+ * far up as a cgroup2 mount shows them: found by identity (each level is
+ * the directory its child's ".." leads to, and lists the child), through
+ * the mount CG was named by or another that shows more of the hierarchy.
+ * RELS are relative to that mount's root.
+ */
+struct devcg_lineage {
+	size_t n;
+	int *fds;
+	char **rels;
+};
+int devcg_cgroup_lineage(const struct devcg_cgroup *cg, struct devcg_lineage *out);
+void devcg_lineage_free(struct devcg_lineage *l);
 
 /* swap.c: the devcg_attach_mode of BPF attach flags. */
 uint32_t devcg_mode_of(uint32_t attach_flags);

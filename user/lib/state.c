@@ -16,6 +16,11 @@
 
 #define MAX_PROGS 64
 
+struct id_list {
+	__u32 *ids;
+	__u32 n;
+};
+
 struct devcg_state {
 	char cgroup[4096];
 	struct devcg_program *progs;
@@ -23,14 +28,18 @@ struct devcg_state {
 	const struct devcg_program *own;
 };
 
-static int add_program(struct devcg_state *s, const char *rel, uint32_t mode,
-		       uint32_t id, const uint32_t *eff, uint32_t neff, struct devcg_error *err)
+/* Add program ID, attached to the cgroup at REL ("?" where it cannot be
+ * seen) in MODE; EFF is the effective set. */
+static int add_program(struct devcg_state *s, const char *rel, bool visible, uint32_t mode,
+		       uint32_t id, const struct id_list *eff, struct devcg_error *err)
 {
 	struct bpf_prog_info info = { 0 };
 	__u32 info_len = sizeof(info), i;
 	struct devcg_program *p, *v;
 	int fd, ret;
 
+	if (strlen(rel) >= sizeof(p->cgroup))
+		return devcg_err(err, -ENAMETOOLONG, "the path of a cgroup is too long: %.64s...", rel);
 	v = realloc(s->progs, (s->n + 1) * sizeof(*v));
 	if (!v)
 		return devcg_err(err, -ENOMEM, "out of memory");
@@ -38,9 +47,10 @@ static int add_program(struct devcg_state *s, const char *rel, uint32_t mode,
 	p = memset(&v[s->n], 0, sizeof(*p));
 	p->id = id;
 	p->mode = (uint8_t)mode;
-	snprintf(p->cgroup, sizeof(p->cgroup), "%s", rel);
-	for (i = 0; i < neff; i++)
-		p->effective |= eff[i] == id;
+	p->visible = visible;
+	strcpy(p->cgroup, rel);
+	for (i = 0; i < eff->n; i++)
+		p->effective |= eff->ids[i] == id;
 	fd = bpf_prog_get_fd_by_id(id);
 	if (fd < 0)
 		return devcg_err(err, -errno == -ENOENT ? -EAGAIN : -errno,
@@ -56,66 +66,97 @@ static int add_program(struct devcg_state *s, const char *rel, uint32_t mode,
 	return 0;
 }
 
-static int query(int fd, __u32 qflags, __u32 *flags, __u32 *ids, __u32 *cnt, struct devcg_error *err)
+/* The device programs of FD (QFLAGS 0: attached to it; BPF_F_QUERY_EFFECTIVE:
+ * every one that runs for it, wherever attached), however many. */
+static int query(int fd, __u32 qflags, __u32 *flags, struct id_list *out, struct devcg_error *err)
 {
-	*cnt = MAX_PROGS;
-	if (bpf_prog_query(fd, BPF_CGROUP_DEVICE, qflags, flags, ids, cnt))
-		return devcg_err(err, -errno, "cannot query device programs: %s",
-				 errno == EPERM ? "permission denied (devcg needs root)" : strerror(errno));
-	return 0;
+	__u32 cnt = MAX_PROGS;
+
+	for (;;) {
+		__u32 *ids = realloc(out->ids, (cnt ? cnt : 1) * sizeof(*ids));
+
+		if (!ids)
+			return devcg_err(err, -ENOMEM, "out of memory");
+		out->ids = ids;
+		out->n = cnt;
+		/* ENOSPC: more than CNT, and CNT now says how many */
+		if (!bpf_prog_query(fd, BPF_CGROUP_DEVICE, qflags, flags, out->ids, &out->n))
+			return 0;
+		if (errno != ENOSPC || out->n <= cnt)
+			break;
+		cnt = out->n;
+	}
+	out->n = 0;
+	return devcg_err(err, -errno, "cannot query device programs: %s",
+			 errno == EPERM ? "permission denied (devcg needs root)" : strerror(errno));
+}
+
+static bool listed(const struct devcg_state *s, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (s->progs[i].id == id)
+			return true;
+	return false;
 }
 
 int devcg_state_read(const char *cgroup, struct devcg_state **out, struct devcg_error *err)
 {
 	struct devcg_state *s = calloc(1, sizeof(*s));
-	__u32 eff[MAX_PROGS], neff, ids[MAX_PROGS], n, flags, i;
+	struct id_list eff = { 0 }, att = { 0 };
+	struct devcg_lineage l = { 0 };
 	struct devcg_cgroup cg;
-	char rel[4096];
+	size_t level, levels, own_end = 0, i;
+	__u32 flags;
 	int ret;
 
 	if (!s)
 		return devcg_err(err, -ENOMEM, "out of memory");
-	ret = devcg_cgroup_resolve(cgroup, &cg, err);
+	ret = devcg_cgroup_resolve(cgroup, DEVCG_RESOLVE_READ, &cg, err);
+	/* the truth: every program that runs for the cgroup, whichever path
+	 * reached it (compute_effective_progs() in kernel/bpf/cgroup.c) */
 	if (!ret)
-		ret = query(cg.fd, BPF_F_QUERY_EFFECTIVE, &flags, eff, &neff, err);
-	snprintf(s->cgroup, sizeof(s->cgroup), "%s", cg.rel);
-	snprintf(rel, sizeof(rel), "%s", cg.rel);
-	/* the cgroup itself, then each ancestor up to the mount */
-	while (!ret) {
-		char path[8192];
-		int fd;
+		ret = query(cg.fd, BPF_F_QUERY_EFFECTIVE, &flags, &eff, err);
+	/* where they are attached: the ancestors that can be seen, found by
+	 * identity; without them only the cgroup itself */
+	if (!ret && devcg_cgroup_lineage(&cg, &l))
+		memset(&l, 0, sizeof(l));
+	levels = l.n ? l.n : 1;
+	if (!ret && strlen(l.n ? l.rels[0] : cg.rel) >= sizeof(s->cgroup))
+		ret = devcg_err(err, -ENAMETOOLONG, "%s: its path is too long", cgroup);
+	if (!ret)
+		strcpy(s->cgroup, l.n ? l.rels[0] : cg.rel);
+	for (level = 0; !ret && level < levels; level++) {
+		const char *rel = l.n ? l.rels[level] : cg.rel;
 
-		snprintf(path, sizeof(path), "%s%s", cg.mount, strcmp(rel, "/") ? rel : "");
-		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd < 0) {
-			ret = devcg_err(err, -errno, "%s: %s", path, strerror(errno));
-			break;
-		}
-		ret = query(fd, 0, &flags, ids, &n, err);
-		for (i = 0; !ret && i < n; i++) {
-			size_t before = s->n;
-
-			ret = add_program(s, rel, devcg_mode_of(flags), ids[i], eff, neff, err);
+		ret = query(l.n ? l.fds[level] : cg.fd, 0, &flags, &att, err);
+		for (i = 0; !ret && i < att.n; i++) {
+			ret = add_program(s, rel, true, devcg_mode_of(flags), att.ids[i], &eff, err);
 			/* ancestors' programs are listed only when they apply */
-			if (!ret && strcmp(rel, s->cgroup) && !s->progs[before].effective) {
-				devcg_policy_free(s->progs[before].policy);
+			if (!ret && level && !s->progs[s->n - 1].effective) {
+				devcg_policy_free(s->progs[s->n - 1].policy);
 				s->n--;
 			}
 		}
-		close(fd);
-		if (!strcmp(rel, "/"))
-			break;
-		*strrchr(rel, '/') = '\0';
-		if (!rel[0])
-			strcpy(rel, "/");
+		if (!level)
+			own_end = s->n;
 	}
+	/* what runs but is attached above what can be seen (outside this
+	 * cgroup namespace or mounted subtree) is still read and decided */
+	for (i = 0; !ret && i < eff.n; i++)
+		if (!listed(s, eff.ids[i]))
+			ret = add_program(s, "?", false, 0, eff.ids[i], &eff, err);
+	devcg_lineage_free(&l);
 	devcg_cgroup_close(&cg);
+	free(eff.ids);
+	free(att.ids);
 	if (ret) {
 		devcg_state_free(s);
 		return ret;
 	}
-	for (i = 0; i < s->n; i++)
-		if (!s->own && s->progs[i].devcg && !strcmp(s->progs[i].cgroup, s->cgroup))
+	for (i = 0; i < own_end && !s->own; i++)
+		if (s->progs[i].devcg)
 			s->own = &s->progs[i];
 	*out = s;
 	return 0;

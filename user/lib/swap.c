@@ -326,7 +326,7 @@ int devcg_replace(const char *cgroup, const struct devcg_policy *policy,
 
 	if (devcg_fault(DEVCG_OPT(opts, devcg_replace_opts, fail_at, NULL), "resolve"))
 		return devcg_err(err, -EIO, "injected failure at resolve");
-	ret = devcg_cgroup_resolve(cgroup, &cg, err);
+	ret = devcg_cgroup_resolve(cgroup, DEVCG_RESOLVE_WRITE, &cg, err);
 	if (!ret)
 		ret = replace_resolved(&cg, policy, opts, err);
 	devcg_cgroup_close(&cg);
@@ -383,7 +383,7 @@ int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 	if (opts)
 		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
 	o.sz = sizeof(o);
-	ret = devcg_cgroup_resolve(cgroup, &cg, err);
+	ret = devcg_cgroup_resolve(cgroup, DEVCG_RESOLVE_WRITE, &cg, err);
 	for (tries = 0; !ret && tries < CAS_RETRIES; tries++) {
 		struct devcg_policy *policy = NULL;
 		bool locked = false, audit;
@@ -437,7 +437,7 @@ int devcg_reset(const char *cgroup, struct devcg_error *err)
 	int ret, detached = 0;
 	uint32_t i;
 
-	ret = devcg_cgroup_resolve(cgroup, &cg, err);
+	ret = devcg_cgroup_resolve(cgroup, DEVCG_RESOLVE_WRITE, &cg, err);
 	if (!ret)
 		ret = query_attached(cg.fd, true, &a, err);
 	for (i = 0; !ret && i < a.n; i++) {
