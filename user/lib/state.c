@@ -59,9 +59,12 @@ static int add_program(struct devcg_state *s, const char *rel, uint32_t mode,
 static int query(int fd, __u32 qflags, __u32 *flags, __u32 *ids, __u32 *cnt, struct devcg_error *err)
 {
 	*cnt = MAX_PROGS;
-	if (bpf_prog_query(fd, BPF_CGROUP_DEVICE, qflags, flags, ids, cnt))
+	if (bpf_prog_query(fd, BPF_CGROUP_DEVICE, qflags, flags, ids, cnt)) {
+		const char *missing = errno == EPERM ? devcg_privilege_missing() : NULL;
+
 		return devcg_err(err, -errno, "cannot query device programs: %s",
-				 errno == EPERM ? "permission denied (devcg needs root)" : strerror(errno));
+				 missing ? missing : strerror(errno));
+	}
 	return 0;
 }
 
