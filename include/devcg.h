@@ -235,8 +235,23 @@ DEVCG_API int devcg_replace(const char *cgroup, const struct devcg_policy *polic
 DEVCG_API int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 			   struct devcg_replace_opts *opts, struct devcg_error *err);
 
-/* Remove devcg's program from CGROUP (foreign programs are left alone). */
+/* Remove devcg's program from CGROUP (foreign programs are left alone);
+ * returns how many devcg programs were removed (0: there was none). */
 DEVCG_API int devcg_reset(const char *cgroup, struct devcg_error *err);
+
+struct devcg_reset_opts {
+	size_t sz;
+	/* Out: devcg programs removed (also the return value). */
+	uint32_t removed;
+	/* Out: how many of them were attached through a bpf_link of another
+	 * process: removing them detached that link (its holder keeps a
+	 * link attached to nothing). */
+	uint32_t links_detached;
+};
+
+/* devcg_reset(), saying how the programs were removed. */
+DEVCG_API int devcg_reset_opts(const char *cgroup, struct devcg_reset_opts *opts,
+			       struct devcg_error *err);
 
 /* One device program that applies to a cgroup. */
 struct devcg_program {

@@ -453,6 +453,35 @@ TEST(an_unprivileged_caller_gets_permission_denied_and_nothing_changes)
 	devcg_policy_free(a);
 }
 
+/* kernel/bpf/cgroup.c, hierarchy_allows_attach(): one program attached
+ * without BPF_F_ALLOW_OVERRIDE or BPF_F_ALLOW_MULTI forbids attaching below
+ * it, even to root; devcg must name that ancestor, not ask for root. */
+TEST(an_exclusive_ancestor_is_named_as_the_reason_attach_is_refused)
+{
+	struct devcg_policy *a = policy_of(POLICY_A);
+	struct devcg_error err = { 0 };
+	char parent[4096], child[4096];
+	uint32_t ids[64];
+	int pfd, fd;
+
+	need_v2();
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), parent, sizeof(parent)));
+	CHECK(!scratch_cgroup_create(parent, child, sizeof(child)));
+	pfd = open(parent, O_RDONLY | O_DIRECTORY);
+	fd = foreign_prog();
+	CHECK(!bpf_prog_attach(fd, pfd, BPF_CGROUP_DEVICE, 0));
+	CHECK_INT(devcg_replace(child, a, NULL, &err), -EPERM);
+	CHECK_MSG(strstr(err.msg, parent) && strstr(err.msg, "exclusive") && !strstr(err.msg, "root"),
+		  "%s", err.msg);
+	CHECK_INT(attached(child, ids, NULL), 0);
+	/* control: with the parent's program gone, the same replace works */
+	CHECK(!bpf_prog_detach2(fd, pfd, BPF_CGROUP_DEVICE));
+	replace_ok(child, a);
+	close(fd);
+	close(pfd);
+	devcg_policy_free(a);
+}
+
 TEST(rules_persist_after_the_cli_exits_and_reset_removes_them)
 {
 	char cg[4096];
@@ -644,7 +673,7 @@ TEST(concurrent_first_updates_on_an_empty_cgroup_lose_no_update)
 	devcg_state_free(s);
 }
 
-TEST(adopts_a_foreign_program_attached_by_a_link_with_link_update)
+TEST(adopts_a_foreign_program_attached_by_a_link_into_a_direct_attachment)
 {
 	struct devcg_policy *a = policy_of(POLICY_A), *b = policy_of(POLICY_B);
 	unsigned long eperm[2], opens[2];
@@ -665,7 +694,7 @@ TEST(adopts_a_foreign_program_attached_by_a_link_with_link_update)
 	CHECK_INT(eperm[0] + eperm[1], 0);
 	CHECK_INT(attached(cg, ids, NULL), 1);
 	CHECK_INT(ids[0], id);
-	/* control: the link's program is ours and enforces */
+	/* control: ours, in the link's place, enforces */
 	check_refuses_urandom(cg);
 	close(link);
 	close(fd);

@@ -5,6 +5,7 @@
 
 static int run(struct cli *cli, int argc, char **argv)
 {
+	DEVCG_OPTS(devcg_reset_opts, o);
 	struct devcg_error err = { 0 };
 	int ret;
 	const char *cg;
@@ -12,13 +13,18 @@ static int run(struct cli *cli, int argc, char **argv)
 	ret = cli_one_cgroup(cli, argc, argv, &verb_reset, &cg);
 	if (ret >= 0)
 		return ret;
-	ret = devcg_reset(cg, &err);
+	ret = devcg_reset_opts(cg, &o, &err);
 	if (ret < 0)
 		return cli_fail_cgroup(cli, ret, &err, cg);
 	if (cli->json)
-		cli_print_json(json_pack("{s:o, s:i}", "cgroup", cli_text(cg, (size_t)-1), "removed", ret));
+		cli_print_json(json_pack("{s:o, s:i, s:i}", "cgroup", cli_text(cg, (size_t)-1), "removed",
+					 (int)o.removed, "links_detached", (int)o.links_detached));
+	else if (!o.removed)
+		printf("%s: no devcg filter attached\n", cg);
 	else
-		printf("%s: %s\n", cg, ret ? "devcg filter removed" : "no devcg filter attached");
+		printf("%s: devcg filter removed%s\n", cg,
+		       o.links_detached ? " (it was attached through a bpf_link of another process; "
+					  "devcg detached that link)" : "");
 	return EXIT_OK;
 }
 
@@ -30,9 +36,11 @@ const struct verb verb_reset = {
 	"Usage: devcg reset [-j] CGROUP\n\n"
 	"Detach devcg's device program from CGROUP; programs of others stay. Without\n"
 	"a device program the cgroup allows every device (as far as cgroup v2 goes).\n"
-	"A root cgroup is refused, as by 'devcg replace'.\n\n"
+	"A root cgroup is refused, as by 'devcg replace'.\n"
+	"A devcg program attached through a bpf_link of another process is removed by\n"
+	"detaching that link, and the output says so.\n\n"
 	"Options:\n"
-	"  -j, --json  print {\"cgroup\", \"removed\"}\n"
+	"  -j, --json  print {\"cgroup\", \"removed\", \"links_detached\"}\n"
 	"  -h, --help  this help\n\n"
 	"Example:\n"
 	"  devcg reset /sys/fs/cgroup/mycontainer\n",

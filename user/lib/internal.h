@@ -104,6 +104,28 @@ void devcg_lineage_free(struct devcg_lineage *l);
 /* swap.c: the devcg_attach_mode of BPF attach flags. */
 uint32_t devcg_mode_of(uint32_t attach_flags);
 
+/* lock.c: serializes devcg writers on one cgroup where the kernel cannot
+ * compare and swap for them; an flock on DIR/cgroup-ID.lock, a directory
+ * only root may write, waited for at most DEVCG_LOCK_WAIT_MS. */
+#define DEVCG_LOCK_DIR "/run/devcg"
+#define DEVCG_LOCK_WAIT_MS 5000
+struct devcg_lock {
+	int fd, dir_fd;
+	char name[64];
+};
+/* WHAT names the cgroup in messages; -ETIMEDOUT when the wait ends. */
+int devcg_lock_take(const char *dir, uint64_t cgroup_id, const char *what, struct devcg_lock *lock,
+		    struct devcg_error *err);
+int devcg_lock_cgroup(const struct devcg_cgroup *cg, struct devcg_lock *lock, struct devcg_error *err);
+void devcg_lock_release(struct devcg_lock *lock);
+
+/* eperm.c: "permission denied (devcg needs root...)" when this process
+ * lacks what bpf(2) asks of devcg, else NULL. */
+const char *devcg_privilege_missing(void); /* keeps errno */
+/* Why attaching to CG with ATTACH_FLAGS was refused with EPERM: missing
+ * privileges, or the attach mode of the cgroup or of an ancestor. */
+void devcg_attach_refusal(const struct devcg_cgroup *cg, uint32_t attach_flags, char *buf, size_t len);
+
 /* filter.c: one filter version, loaded and frozen but not attached. */
 struct devcg_filter_version {
 	int prog_fd;

@@ -87,8 +87,12 @@ static int query(int fd, __u32 qflags, __u32 *flags, struct id_list *out, struct
 		cnt = out->n;
 	}
 	out->n = 0;
-	return devcg_err(err, -errno, "cannot query device programs: %s",
-			 errno == EPERM ? "permission denied (devcg needs root)" : strerror(errno));
+	{
+		const char *missing = errno == EPERM ? devcg_privilege_missing() : NULL;
+
+		return devcg_err(err, -errno, "cannot query device programs: %s",
+				 missing ? missing : strerror(errno));
+	}
 }
 
 static bool listed(const struct devcg_state *s, uint32_t id)

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,9 +32,9 @@ struct attached {
 
 static const char *why(int code)
 {
-	if (code == -EPERM || code == -EACCES)
-		return "permission denied (devcg needs root: CAP_BPF and CAP_SYS_ADMIN)";
-	return strerror(-code);
+	const char *missing = code == -EPERM || code == -EACCES ? devcg_privilege_missing() : NULL;
+
+	return missing ? missing : strerror(-code);
 }
 
 uint32_t devcg_mode_of(uint32_t attach_flags)
@@ -104,9 +103,9 @@ static void list_ids(const struct attached *a, char *buf, size_t len)
 
 /*
  * The bpf_link through which PROG_ID is attached to the cgroup with inode
- * INO, as a new fd, or -ENOENT. A program attached by a link is replaced
- * with BPF_LINK_UPDATE, never by BPF_PROG_ATTACH (kernel/bpf/cgroup.c
- * matches BPF_F_REPLACE and detach against non-link entries only).
+ * INO, as a new fd, or -ENOENT. BPF_PROG_ATTACH cannot replace nor detach
+ * a program attached by a link (kernel/bpf/cgroup.c matches BPF_F_REPLACE
+ * and detach against non-link entries only).
  */
 static int link_of(uint64_t ino, uint32_t prog_id)
 {
@@ -129,17 +128,14 @@ static int link_of(uint64_t ino, uint32_t prog_id)
 }
 
 /* Put back the program at TARGET of BEFORE after a failed check (NEW_FD in
- * its place, through LINK when it was link-attached); a negative errno if
- * that failed too. */
-static int roll_back(int cg_fd, const struct attached *before, int target, int new_fd, int link)
+ * its place); a negative errno if that failed too. One that hung on a link
+ * comes back attached directly: the link is gone. */
+static int roll_back(int cg_fd, const struct attached *before, int target, int new_fd)
 {
 	int ret;
 
 	if (target < 0) {
 		ret = bpf_prog_detach2(new_fd, cg_fd, BPF_CGROUP_DEVICE);
-	} else if (link >= 0) {
-		LIBBPF_OPTS(bpf_link_update_opts, o, .flags = BPF_F_REPLACE, .old_prog_fd = new_fd);
-		ret = bpf_link_update(link, before->fds[target], &o);
 	} else if (before->mode == DEVCG_MODE_MULTI) {
 		LIBBPF_OPTS(bpf_prog_attach_opts, o, .flags = BPF_F_ALLOW_MULTI | BPF_F_REPLACE,
 			    .replace_prog_fd = new_fd);
@@ -151,25 +147,75 @@ static int roll_back(int cg_fd, const struct attached *before, int target, int n
 	return ret ? -errno : 0;
 }
 
-/* Detach program I of A, whether attached directly or by a link. */
+enum { DETACHED_NONE, DETACHED_DIRECT, DETACHED_LINK };
+
+/* Detach program I of A, whether attached directly or by a link: which of
+ * DETACHED_* it was (NONE: gone already), or a negative errno. */
 static int detach_one(int cg_fd, uint64_t ino, const struct attached *a, uint32_t i)
 {
 	int link, ret;
 
 	if (!bpf_prog_detach2(a->fds[i], cg_fd, BPF_CGROUP_DEVICE))
-		return 0;
+		return DETACHED_DIRECT;
 	if (errno != ENOENT)
 		return -errno;
 	link = link_of(ino, a->ids[i]);
 	if (link < 0)
-		return 0; /* gone already */
-	ret = bpf_link_detach(link) ? -errno : 0;
+		return DETACHED_NONE;
+	ret = bpf_link_detach(link) ? -errno : DETACHED_LINK;
 	close(link);
 	return ret;
 }
 
+static int attach_failed(struct devcg_cgroup *cg, uint32_t flags, int code, struct devcg_error *err)
+{
+	char cause[1024];
+
+	if (code != -EPERM)
+		return devcg_err(err, code, "cannot attach the filter to %s: %s", cg->rel, why(code));
+	devcg_attach_refusal(cg, flags, cause, sizeof(cause));
+	return devcg_err(err, code, "cannot attach the filter to %s: %s", cg->rel, cause);
+}
+
+/*
+ * Take the place of program PROG_ID of CG, attached through LINK: a
+ * bpf_link that another process holds, and that the kernel detaches when
+ * the last fd of it closes. Updating the link would leave our filter alive
+ * only as long as that process; so ours is attached directly beside it
+ * (multi mode), then the link is detached. In between both programs run,
+ * and a device is allowed only when each allows it (bpf_prog_run_array_cg
+ * in kernel/bpf/cgroup.c), so a device both allow stays allowed.
+ */
+static int adopt_linked(struct devcg_cgroup *cg, uint64_t ino, int link, uint32_t prog_id, int new_fd,
+			struct devcg_error *err)
+{
+	struct bpf_link_info info = { 0 };
+	__u32 len = sizeof(info);
+	int ret;
+
+	if (bpf_prog_attach(new_fd, cg->fd, BPF_CGROUP_DEVICE, BPF_F_ALLOW_MULTI))
+		return attach_failed(cg, BPF_F_ALLOW_MULTI, -errno, err);
+	/* its holder may have put another program in the link meanwhile */
+	if (bpf_obj_get_info_by_fd(link, &info, &len))
+		ret = devcg_err(err, -errno, "cannot read the bpf_link of program %u: %s", prog_id,
+				why(-errno));
+	else if (info.prog_id != prog_id || info.cgroup.cgroup_id != ino)
+		ret = devcg_err(err, -ENOENT, "program %u was replaced by another writer", prog_id);
+	else if (bpf_link_detach(link))
+		ret = devcg_err(err, -errno, "cannot detach the bpf_link %u of program %u from %s: %s",
+				info.id, prog_id, cg->rel, why(-errno));
+	else
+		return 0;
+	bpf_prog_detach2(new_fd, cg->fd, BPF_CGROUP_DEVICE);
+	return ret;
+}
+
+/* replace_once() found a case where the kernel cannot compare and swap for
+ * it: the caller takes the cgroup's lock and calls it again */
+#define NEEDS_LOCK 1
+
 static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *policy,
-			struct devcg_replace_opts *opts, struct devcg_error *err)
+			struct devcg_replace_opts *opts, bool locked, struct devcg_error *err)
 {
 	const char *fail_at = DEVCG_OPT(opts, devcg_replace_opts, fail_at, NULL);
 	uint32_t expect = DEVCG_OPT(opts, devcg_replace_opts, expect_prog_id, 0);
@@ -177,12 +223,15 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 	struct devcg_filter_version v = { .prog_fd = -1 };
 	struct attached before, after;
 	int target = -1, ret, i, link = -1;
-	bool audit, ours = true;
+	bool audit, ours = true, linked = false;
+	uint32_t flags = BPF_F_ALLOW_MULTI;
 	struct stat st;
 	char ids[512];
 
 	if (devcg_fault(fail_at, "query"))
 		return devcg_err(err, -EIO, "injected failure at query");
+	if (fstat(cg->fd, &st))
+		return devcg_err(err, -errno, "%s: %s", cg->rel, strerror(errno));
 	ret = query_attached(cg->fd, true, &before, err);
 	if (ret)
 		return ret;
@@ -192,6 +241,14 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 			target = i;
 	if (expect && target < 0) {
 		ret = devcg_err(err, -ENOENT, "program %u is no longer attached to %s", expect, cg->rel);
+		goto out;
+	}
+	/* only BPF_F_REPLACE of one program in multi mode fails when another
+	 * writer got there first; a first install (nothing to name), several
+	 * programs (or an adoption half done) and the in-place modes are
+	 * decided by one devcg writer at a time, under the lock */
+	if (!locked && (before.n != 1 || before.mode != DEVCG_MODE_MULTI)) {
+		ret = NEEDS_LOCK;
 		goto out;
 	}
 	if (before.n > 1 && !force) {
@@ -214,7 +271,7 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 		ret = devcg_err(err, -EIO, "injected failure at attach");
 	} else if (target < 0) {
 		/* first install */
-		if (bpf_prog_attach(v.prog_fd, cg->fd, BPF_CGROUP_DEVICE, BPF_F_ALLOW_MULTI))
+		if (bpf_prog_attach(v.prog_fd, cg->fd, BPF_CGROUP_DEVICE, flags))
 			ret = -errno;
 	} else if (before.mode == DEVCG_MODE_MULTI) {
 		LIBBPF_OPTS(bpf_prog_attach_opts, o, .flags = BPF_F_ALLOW_MULTI | BPF_F_REPLACE,
@@ -222,33 +279,32 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 		if (bpf_prog_attach_opts(v.prog_fd, cg->fd, BPF_CGROUP_DEVICE, &o))
 			ret = -errno;
 		/* not found as a direct attachment: it may hang on a bpf_link */
-		if (ret == -ENOENT && !fstat(cg->fd, &st) &&
-		    (link = link_of(st.st_ino, before.ids[target])) >= 0) {
-			LIBBPF_OPTS(bpf_link_update_opts, lo, .flags = BPF_F_REPLACE,
-				    .old_prog_fd = before.fds[target]);
-
-			ret = bpf_link_update(link, v.prog_fd, &lo) ? -errno : 0;
+		if (ret == -ENOENT && (link = link_of(st.st_ino, before.ids[target])) >= 0) {
+			linked = true;
+			ret = locked ? adopt_linked(cg, st.st_ino, link, before.ids[target], v.prog_fd, err)
+				     : NEEDS_LOCK;
 		}
 	} else {
 		/* one program in override or exclusive mode: replaced in place */
-		if (bpf_prog_attach(v.prog_fd, cg->fd, BPF_CGROUP_DEVICE,
-				    before.mode == DEVCG_MODE_OVERRIDE ? BPF_F_ALLOW_OVERRIDE : 0))
+		flags = before.mode == DEVCG_MODE_OVERRIDE ? BPF_F_ALLOW_OVERRIDE : 0;
+		if (bpf_prog_attach(v.prog_fd, cg->fd, BPF_CGROUP_DEVICE, flags))
 			ret = -errno;
 	}
-	if (ret == -ENOENT && target >= 0)
+	/* (adopt_linked() says itself what failed) */
+	if (ret == -ENOENT && target >= 0 && !linked)
 		ret = devcg_err(err, -ENOENT, "program %u was replaced by another writer",
 				before.ids[target]);
-	else if (ret && !devcg_fault(fail_at, "attach"))
-		ret = devcg_err(err, ret, "cannot attach the filter to %s: %s", cg->rel, why(ret));
+	else if (ret < 0 && !linked && !devcg_fault(fail_at, "attach"))
+		ret = attach_failed(cg, flags, ret, err);
 	if (ret)
 		goto out;
 
 	/* --force: the new filter is in place; only now drop the others */
 	for (i = 0; i < (int)before.n; i++) {
-		if (i == target || fstat(cg->fd, &st))
+		if (i == target)
 			continue;
 		ret = detach_one(cg->fd, st.st_ino, &before, (uint32_t)i);
-		if (ret) {
+		if (ret < 0) {
 			ret = devcg_err(err, ret, "the filter is attached, but program %u could not "
 					"be detached: %s", before.ids[i], why(ret));
 			goto out;
@@ -274,8 +330,8 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 	 * ours is still the one replaced; in the other modes only our own look
 	 * does, so another writer's program is never overwritten.
 	 */
-	if (ret && before.n <= 1 && (ours || before.mode == DEVCG_MODE_MULTI || link >= 0)) {
-		int rb = roll_back(cg->fd, &before, target, v.prog_fd, link);
+	if (ret && before.n <= 1 && (ours || before.mode == DEVCG_MODE_MULTI)) {
+		int rb = roll_back(cg->fd, &before, target, v.prog_fd);
 
 		if (rb && rb != -ENOENT && err)
 			snprintf(err->msg + strlen(err->msg), sizeof(err->msg) - strlen(err->msg),
@@ -296,25 +352,31 @@ out:
 	return ret;
 }
 
-/* The first install on a cgroup is a plain attach that another writer could
- * race with; devcg writers take the cgroup directory's flock for it. */
+/* Where the kernel cannot compare and swap (a first install, a linked
+ * program, the in-place modes), devcg writers take the cgroup's lock
+ * (lock.c); a swap in multi mode needs none. */
 static int replace_resolved(struct devcg_cgroup *cg, const struct devcg_policy *policy,
 			    struct devcg_replace_opts *opts, struct devcg_error *err)
 {
+	struct devcg_lock lock = { .fd = -1 };
 	int ret, tries;
-
-	if (flock(cg->fd, LOCK_EX))
-		return devcg_err(err, -errno, "cannot lock %s: %s", cg->rel, strerror(errno));
 	/* a plain replace (not compare-and-swap) goes on when another writer
 	 * swapped the program between our query and our attach */
 	bool cas = DEVCG_OPT(opts, devcg_replace_opts, expect_prog_id, 0) != 0;
 
 	for (tries = 0; tries < 10; tries++) {
-		ret = replace_once(cg, policy, opts, err);
+		ret = replace_once(cg, policy, opts, lock.fd >= 0, err);
+		if (ret == NEEDS_LOCK) {
+			ret = devcg_lock_cgroup(cg, &lock, err);
+			if (ret)
+				break;
+			tries--; /* the same try again, under the lock */
+			continue;
+		}
 		if (ret != -EAGAIN && (ret != -ENOENT || cas))
 			break;
 	}
-	flock(cg->fd, LOCK_UN);
+	devcg_lock_release(&lock);
 	return ret;
 }
 
@@ -378,6 +440,7 @@ int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 	DEVCG_OPTS(devcg_replace_opts, o);
 	unsigned int seed = (unsigned int)getpid() ^ (unsigned int)time(NULL);
 	struct devcg_cgroup cg;
+	bool need_lock = false;
 	int ret, tries;
 
 	if (opts)
@@ -386,21 +449,21 @@ int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 	ret = devcg_cgroup_resolve(cgroup, DEVCG_RESOLVE_WRITE, &cg, err);
 	for (tries = 0; !ret && tries < CAS_RETRIES; tries++) {
 		struct devcg_policy *policy = NULL;
-		bool locked = false, audit;
+		struct devcg_lock lock = { .fd = -1 };
+		bool audit;
 		uint32_t id;
 
 		ret = read_own(&cg, o.force, &policy, &id, &audit, err);
-		if (!ret && !id) {
-			/* no devcg filter yet: the first install cannot name a
-			 * program, so devcg writers decide it under the cgroup's
-			 * lock, after reading again */
+		if (!ret && (!id || need_lock)) {
+			/* no devcg filter yet (the first install cannot name a
+			 * program), or a case the kernel cannot compare and swap
+			 * (replace_once() said NEEDS_LOCK): devcg writers decide
+			 * under the cgroup's lock, after reading again */
 			devcg_policy_free(policy);
 			policy = NULL;
-			if (flock(cg.fd, LOCK_EX)) {
-				ret = devcg_err(err, -errno, "cannot lock %s: %s", cg.rel, strerror(errno));
+			ret = devcg_lock_cgroup(&cg, &lock, err);
+			if (ret)
 				break;
-			}
-			locked = true;
 			ret = read_own(&cg, o.force, &policy, &id, &audit, err);
 		}
 		if (!ret)
@@ -409,11 +472,15 @@ int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 			o.expect_prog_id = id;
 			/* a filter with --audit keeps it: its readers follow the ring */
 			o.audit = DEVCG_OPT(opts, devcg_replace_opts, audit, false) || audit;
-			ret = replace_once(&cg, policy, &o, err);
+			ret = replace_once(&cg, policy, &o, lock.fd >= 0, err);
 		}
-		if (locked)
-			flock(cg.fd, LOCK_UN);
+		devcg_lock_release(&lock);
 		devcg_policy_free(policy);
+		if (ret == NEEDS_LOCK) {
+			need_lock = true;
+			ret = 0;
+			continue;
+		}
 		if (ret != -ENOENT && ret != -EAGAIN)
 			break;
 		/* another writer won: back off a little, re-read and retry */
@@ -430,25 +497,63 @@ int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 	return ret;
 }
 
-int devcg_reset(const char *cgroup, struct devcg_error *err)
+/*
+ * Detach every devcg filter of the cgroup, under the lock, until a query
+ * finds none (a writer that swapped in multi mode meanwhile, without the
+ * lock, may have put a new one in place). A filter that hangs on a
+ * bpf_link of another process (an older devcg updated such links) can
+ * only be removed by detaching that link; its holder keeps a link that is
+ * attached to nothing.
+ */
+int devcg_reset_opts(const char *cgroup, struct devcg_reset_opts *opts, struct devcg_error *err)
 {
+	struct devcg_lock lock = { .fd = -1 };
+	uint32_t i, found = 1, removed = 0, links = 0;
 	struct devcg_cgroup cg;
-	struct attached a = { 0 };
-	int ret, detached = 0;
-	uint32_t i;
+	struct attached a;
+	struct stat st;
+	int ret, round;
 
 	ret = devcg_cgroup_resolve(cgroup, DEVCG_RESOLVE_WRITE, &cg, err);
 	if (!ret)
+		ret = devcg_lock_cgroup(&cg, &lock, err);
+	if (!ret && fstat(cg.fd, &st))
+		ret = devcg_err(err, -errno, "%s: %s", cg.rel, strerror(errno));
+	for (round = 0; !ret && found && round < 10; round++) {
 		ret = query_attached(cg.fd, true, &a, err);
-	for (i = 0; !ret && i < a.n; i++) {
-		if (!a.devcg[i])
-			continue;
-		if (bpf_prog_detach2(a.fds[i], cg.fd, BPF_CGROUP_DEVICE) && errno != ENOENT)
-			ret = devcg_err(err, -errno, "cannot detach program %u: %s", a.ids[i], why(-errno));
-		else
-			detached++;
+		if (ret)
+			break;
+		for (found = 0, i = 0; i < a.n; i++) {
+			if (!a.devcg[i])
+				continue;
+			found++;
+			ret = detach_one(cg.fd, st.st_ino, &a, i);
+			if (ret < 0) {
+				ret = devcg_err(err, ret, "cannot detach program %u from %s: %s%s", a.ids[i],
+						cg.rel, why(ret),
+						removed ? " (other devcg filters were removed)" : "");
+				break;
+			}
+			removed += ret != DETACHED_NONE;
+			links += ret == DETACHED_LINK;
+			ret = 0;
+		}
+		attached_close(&a);
 	}
-	attached_close(&a);
+	if (!ret && found)
+		ret = devcg_err(err, -EAGAIN, "%s: other writers kept attaching devcg filters", cg.rel);
+	devcg_lock_release(&lock);
 	devcg_cgroup_close(&cg);
-	return ret ? ret : detached;
+	if (ret)
+		return ret;
+	if (opts && DEVCG_OPTS_HAS(opts, devcg_reset_opts, links_detached)) {
+		opts->removed = removed;
+		opts->links_detached = links;
+	}
+	return (int)removed;
+}
+
+int devcg_reset(const char *cgroup, struct devcg_error *err)
+{
+	return devcg_reset_opts(cgroup, NULL, err);
 }
