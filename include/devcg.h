@@ -211,6 +211,19 @@ struct devcg_replace_opts {
 	 * "fill", "freeze", "attach", "verify"), or load a program the verifier
 	 * rejects ("verifier"); NULL in normal use. */
 	const char *fail_at;
+	/*
+	 * When CGROUP is a systemd unit's own cgroup (systemd as PID 1, on the
+	 * unified hierarchy), devcg first widens the unit's runtime
+	 * DeviceAllow= so that the device program systemd attaches on every
+	 * daemon-reload or set-property allows at least what devcg's does
+	 * (never narrowing it), and leaves systemd's own program in place.
+	 * NO_SYSTEMD turns that off.
+	 */
+	bool no_systemd;
+	/* Out: the unit kept in step ("" when none), and how many DeviceAllow=
+	 * entries had to be added or widened (0: it already allowed enough). */
+	char systemd_unit[256];
+	uint32_t systemd_entries;
 };
 
 /*
@@ -230,8 +243,10 @@ DEVCG_API int devcg_replace(const char *cgroup, const struct devcg_policy *polic
 /* Apply one rule to the live policy by compare-and-swap, retrying when
  * another writer got there first. A cgroup without any device program
  * starts from allow-all; one with only foreign programs is refused with
- * -EBUSY (their rules cannot be read) unless opts->force. A filter loaded
- * with audit stays so. */
+ * -EBUSY (their rules cannot be read) unless opts->force, except a systemd
+ * unit's cgroup whose only program is systemd's own: that one starts from
+ * the unit's DevicePolicy= and DeviceAllow= (what systemd's program
+ * enforces). A filter loaded with audit stays so. */
 DEVCG_API int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 			   struct devcg_replace_opts *opts, struct devcg_error *err);
 

@@ -63,6 +63,9 @@ struct devcg_cgroup {
 	char path[4096];  /* absolute, without symlinks */
 	char rel[4096];   /* relative to the mount, "/" for its root */
 	int fd;           /* O_RDONLY directory: what devcg acts on */
+	/* the systemd unit whose own cgroup this is, when devcg keeps it in
+	 * step (systemd.c): its program ("sd_devices") is left in place */
+	char unit[256];
 };
 
 int devcg_cgroup2_mount(char *buf, size_t len, struct devcg_error *err);
@@ -155,6 +158,8 @@ int devcg_filter_read(int prog_fd, struct devcg_policy **policy, bool *audit,
  * its name, 0 when there is none (or systemd is not PID 1), or an error.
  */
 int devcg_systemd_unit_of(const char *rel, char *unit, size_t len, struct devcg_error *err);
+/* systemd's own device program (bpf-devices.c names it so). */
+#define DEVCG_SYSTEMD_PROG_NAME "sd_devices"
 /* Widen UNIT's DeviceAllow= (runtime) to hold everything POLICY allows;
  * *SENT: how many entries had to be sent. */
 int devcg_systemd_widen(const char *unit, const struct devcg_policy *policy, size_t *sent,

@@ -28,6 +28,7 @@ struct attached {
 	int fds[MAX_PROGS];
 	bool devcg[MAX_PROGS];
 	bool audit[MAX_PROGS];
+	bool systemd[MAX_PROGS]; /* systemd's own device program */
 };
 
 static const char *why(int code)
@@ -54,6 +55,16 @@ static void attached_close(struct attached *a)
 		if (a->fds[i] >= 0)
 			close(a->fds[i]);
 	a->n = 0;
+}
+
+/* Is PROG_FD systemd's own device program (by its name)? */
+static bool is_systemds(int prog_fd)
+{
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	return !bpf_obj_get_info_by_fd(prog_fd, &info, &len) &&
+	       info.type == BPF_PROG_TYPE_CGROUP_DEVICE && !strcmp(info.name, DEVCG_SYSTEMD_PROG_NAME);
 }
 
 /* The device programs attached to the cgroup itself, with an fd for each;
@@ -86,8 +97,35 @@ static int query_attached(int cg_fd, bool classify, struct attached *a, struct d
 			return ret;
 		}
 		a->devcg[i] = ret == 1;
+		a->systemd[i] = !a->devcg[i] && is_systemds(a->fds[i]);
 	}
 	return 0;
+}
+
+/*
+ * On a unit's cgroup that devcg keeps in step with systemd, systemd's own
+ * program stays: devcg has widened the unit's DeviceAllow= so that it
+ * allows at least what devcg's filter allows, and systemd would attach it
+ * again on its next reload anyway. What remains is what devcg swaps.
+ */
+static void leave_systemds(const struct devcg_cgroup *cg, struct attached *a)
+{
+	uint32_t i, n = 0;
+
+	if (!cg->unit[0])
+		return;
+	for (i = 0; i < a->n; i++) {
+		if (a->systemd[i]) {
+			close(a->fds[i]);
+			continue;
+		}
+		a->ids[n] = a->ids[i];
+		a->fds[n] = a->fds[i];
+		a->devcg[n] = a->devcg[i];
+		a->audit[n] = a->audit[i];
+		a->systemd[n++] = false;
+	}
+	a->n = n;
 }
 
 static void list_ids(const struct attached *a, char *buf, size_t len)
@@ -235,6 +273,7 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 	ret = query_attached(cg->fd, true, &before, err);
 	if (ret)
 		return ret;
+	leave_systemds(cg, &before);
 	list_ids(&before, ids, sizeof(ids));
 	for (i = 0; i < (int)before.n; i++)
 		if (expect ? before.ids[i] == expect : before.devcg[i] && target < 0)
@@ -312,8 +351,9 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 	}
 
 	/* confirm that exactly the new program is attached */
-	ret = devcg_fault(fail_at, "verify") ? -EIO : query_attached(cg->fd, false, &after, err);
+	ret = devcg_fault(fail_at, "verify") ? -EIO : query_attached(cg->fd, !!cg->unit[0], &after, err);
 	if (!ret) {
+		leave_systemds(cg, &after);
 		if (after.n != 1 || after.ids[0] != v.prog_id) {
 			list_ids(&after, ids, sizeof(ids));
 			ret = devcg_err(err, -EAGAIN, "after the swap %s has programs %s, expected %u only",
@@ -350,6 +390,40 @@ out:
 	devcg_filter_close(&v);
 	attached_close(&before);
 	return ret;
+}
+
+/*
+ * Before devcg's filter changes on a unit's cgroup, the unit's DeviceAllow=
+ * is widened to hold the new policy (systemd.c), so that the program
+ * systemd attaches on its next reload never refuses what devcg allows.
+ * Done first, so that it holds at every moment after the swap.
+ */
+static int systemd_step(struct devcg_cgroup *cg, const struct devcg_policy *policy,
+			struct devcg_replace_opts *opts, struct devcg_error *err)
+{
+	bool has = opts && DEVCG_OPTS_HAS(opts, devcg_replace_opts, systemd_entries);
+	size_t sent = 0;
+	int ret;
+
+	if (has) {
+		opts->systemd_unit[0] = '\0';
+		opts->systemd_entries = 0;
+	}
+	if (DEVCG_OPT(opts, devcg_replace_opts, no_systemd, false))
+		return 0;
+	if (!cg->unit[0]) {
+		ret = devcg_systemd_unit_of(cg->rel, cg->unit, sizeof(cg->unit), err);
+		if (ret <= 0)
+			return ret;
+	}
+	ret = devcg_systemd_widen(cg->unit, policy, &sent, err);
+	if (ret)
+		return ret;
+	if (has) {
+		snprintf(opts->systemd_unit, sizeof(opts->systemd_unit), "%s", cg->unit);
+		opts->systemd_entries = (uint32_t)sent;
+	}
+	return 0;
 }
 
 /* Where the kernel cannot compare and swap (a first install, a linked
@@ -390,6 +464,8 @@ int devcg_replace(const char *cgroup, const struct devcg_policy *policy,
 		return devcg_err(err, -EIO, "injected failure at resolve");
 	ret = devcg_cgroup_resolve(cgroup, DEVCG_RESOLVE_WRITE, &cg, err);
 	if (!ret)
+		ret = systemd_step(&cg, policy, opts, err);
+	if (!ret)
 		ret = replace_resolved(&cg, policy, opts, err);
 	devcg_cgroup_close(&cg);
 	return ret;
@@ -408,6 +484,18 @@ static int read_own(struct devcg_cgroup *cg, bool force, struct devcg_policy **p
 	*id = 0;
 	*audit = false;
 	ret = query_attached(cg->fd, true, &a, err);
+	if (!ret && cg->unit[0]) {
+		bool systemds = false;
+
+		for (i = 0; i < a.n; i++)
+			systemds |= a.systemd[i];
+		leave_systemds(cg, &a);
+		/* only systemd's program: start from what it enforces */
+		if (systemds && !a.n && !force) {
+			attached_close(&a);
+			return devcg_systemd_policy(cg->unit, NULL, policy, err);
+		}
+	}
 	/* without our filter, a foreign program's rules cannot be read: one
 	 * rule applied to allow-all would silently drop them */
 	for (i = 0; !ret && i < a.n && !a.devcg[i]; i++)
@@ -447,6 +535,13 @@ int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
 	o.sz = sizeof(o);
 	ret = devcg_cgroup_resolve(cgroup, DEVCG_RESOLVE_WRITE, &cg, err);
+	/* a unit's cgroup: systemd's program stays, and the policy to start
+	 * from may be the unit's own (read_own) */
+	if (!ret && !o.no_systemd) {
+		int unit = devcg_systemd_unit_of(cg.rel, cg.unit, sizeof(cg.unit), err);
+
+		ret = unit < 0 ? unit : 0;
+	}
 	for (tries = 0; !ret && tries < CAS_RETRIES; tries++) {
 		struct devcg_policy *policy = NULL;
 		struct devcg_lock lock = { .fd = -1 };
@@ -472,7 +567,7 @@ int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 			o.expect_prog_id = id;
 			/* a filter with --audit keeps it: its readers follow the ring */
 			o.audit = DEVCG_OPT(opts, devcg_replace_opts, audit, false) || audit;
-			ret = replace_once(&cg, policy, &o, lock.fd >= 0, err);
+			ret = systemd_step(&cg, policy, &o, err) ?: replace_once(&cg, policy, &o, lock.fd >= 0, err);
 		}
 		devcg_lock_release(&lock);
 		devcg_policy_free(policy);
@@ -492,6 +587,10 @@ int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 	if (!ret && opts && DEVCG_OPTS_HAS(opts, devcg_replace_opts, replaced_id)) {
 		opts->prog_id = o.prog_id;
 		opts->replaced_id = o.replaced_id;
+	}
+	if (!ret && opts && DEVCG_OPTS_HAS(opts, devcg_replace_opts, systemd_entries)) {
+		memcpy(opts->systemd_unit, o.systemd_unit, sizeof(o.systemd_unit));
+		opts->systemd_entries = o.systemd_entries;
 	}
 	devcg_cgroup_close(&cg);
 	return ret;

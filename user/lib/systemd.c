@@ -32,7 +32,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+#include <linux/magic.h>
 #include <systemd/sd-bus.h>
 
 #define SD_DEST "org.freedesktop.systemd1"
@@ -47,10 +49,18 @@ struct sd_entry {
 	uint8_t access;
 };
 
-/* systemd as PID 1 creates this directory (sd_booted()). */
+/*
+ * systemd as PID 1 creates /run/systemd/system (sd_booted()). Only on the
+ * unified hierarchy does it enforce devices with BPF programs; in hybrid
+ * or legacy mode it rewrites the v1 devices.list instead (cgroup.c), and
+ * widening DeviceAllow= there would make it replay the list: a gap.
+ */
 static bool systemd_booted(void)
 {
-	return access("/run/systemd/system/", F_OK) == 0;
+	struct statfs sfs;
+
+	return access("/run/systemd/system/", F_OK) == 0 && !statfs("/sys/fs/cgroup", &sfs) &&
+	       sfs.f_type == CGROUP2_SUPER_MAGIC;
 }
 
 /* The manager's private socket as root (what systemctl uses), else the
