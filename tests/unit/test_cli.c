@@ -49,7 +49,8 @@ TEST(json_errors_stay_json_when_a_path_is_not_utf8)
 	CHECK_INT(run("-j show \"$(printf '/tmp/devcg-\\377')\"", out, sizeof(out)), 1);
 	o = json_loads(out, 0, NULL);
 	CHECK_MSG(o != NULL, "not JSON: '%s'", out);
-	CHECK(strstr(json_string_value(json_object_get(o, "error")), "/tmp/devcg-?") != NULL);
+	/* the byte shown as \xff, not replaced */
+	CHECK(strstr(json_string_value(json_object_get(o, "error")), "/tmp/devcg-\\xff") != NULL);
 	json_decref(o);
 }
 

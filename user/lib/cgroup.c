@@ -82,7 +82,7 @@ static void mount_of(const char *path, char *mount, size_t len)
 
 int devcg_cgroup_resolve(const char *arg, struct devcg_cgroup *cg, struct devcg_error *err)
 {
-	char joined[PATH_MAX * 2];
+	char joined[PATH_MAX * 2], q[1024];
 	struct statfs sfs;
 	size_t mlen;
 	int ret;
@@ -98,15 +98,18 @@ int devcg_cgroup_resolve(const char *arg, struct devcg_cgroup *cg, struct devcg_
 		snprintf(joined, sizeof(joined), "%s/%s", cg->mount, arg);
 	}
 	if (!realpath(joined, cg->path))
-		return devcg_err(err, -errno, "%s: %s", arg, strerror(errno));
+		return devcg_err(err, -errno, "%s: %s", devcg_quote(q, sizeof(q), arg, (size_t)-1),
+				 strerror(errno));
 	if (statfs(cg->path, &sfs))
-		return devcg_err(err, -errno, "%s: %s", arg, strerror(errno));
+		return devcg_err(err, -errno, "%s: %s", devcg_quote(q, sizeof(q), arg, (size_t)-1),
+				 strerror(errno));
 	if (sfs.f_type != CGROUP2_SUPER_MAGIC) {
 		char mnt[4096] = "?";
 
 		devcg_cgroup2_mount(mnt, sizeof(mnt), NULL);
 		return devcg_err(err, -ENOTDIR,
-				 "%s is not a cgroup v2 directory (cgroup2 is mounted at %s%s)", arg, mnt,
+				 "%s is not a cgroup v2 directory (cgroup2 is mounted at %s%s)",
+				 devcg_quote(q, sizeof(q), arg, (size_t)-1), mnt,
 				 sfs.f_type == CGROUP_SUPER_MAGIC ? "; for cgroup v1 use --v1" : "");
 	}
 	mount_of(cg->path, cg->mount, sizeof(cg->mount));
@@ -114,7 +117,8 @@ int devcg_cgroup_resolve(const char *arg, struct devcg_cgroup *cg, struct devcg_
 	snprintf(cg->rel, sizeof(cg->rel), "%s", cg->path[mlen] ? cg->path + mlen : "/");
 	cg->fd = open(cg->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cg->fd < 0)
-		return devcg_err(err, -errno, "%s: %s", arg, strerror(errno));
+		return devcg_err(err, -errno, "%s: %s", devcg_quote(q, sizeof(q), arg, (size_t)-1),
+				 strerror(errno));
 	return 0;
 }
 

@@ -44,7 +44,7 @@ static int add_program(struct devcg_state *s, const char *rel, uint32_t mode,
 	fd = bpf_prog_get_fd_by_id(id);
 	if (fd < 0)
 		return devcg_err(err, -errno == -ENOENT ? -EAGAIN : -errno,
-				 "cannot open program %u: %s", id, strerror(errno));
+				 "cannot open program %u: %s", id, devcg_why(-errno, DEVCG_CAPS_FILTER));
 	if (!bpf_obj_get_info_by_fd(fd, &info, &info_len))
 		snprintf(p->name, sizeof(p->name), "%s", info.name);
 	ret = devcg_filter_read(fd, &p->policy, &p->audit, err);
@@ -61,7 +61,7 @@ static int query(int fd, __u32 qflags, __u32 *flags, __u32 *ids, __u32 *cnt, str
 	*cnt = MAX_PROGS;
 	if (bpf_prog_query(fd, BPF_CGROUP_DEVICE, qflags, flags, ids, cnt))
 		return devcg_err(err, -errno, "cannot query device programs: %s",
-				 errno == EPERM ? "permission denied (devcg needs root)" : strerror(errno));
+				 devcg_why(-errno, DEVCG_CAPS_FILTER));
 	return 0;
 }
 
@@ -88,7 +88,11 @@ int devcg_state_read(const char *cgroup, struct devcg_state **out, struct devcg_
 		snprintf(path, sizeof(path), "%s%s", cg.mount, strcmp(rel, "/") ? rel : "");
 		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0) {
-			ret = devcg_err(err, -errno, "%s: %s", path, strerror(errno));
+			char q[1024];
+
+			ret = -errno;
+			devcg_err(err, ret, "%s: %s", devcg_quote(q, sizeof(q), path, (size_t)-1),
+				  strerror(-ret));
 			break;
 		}
 		ret = query(fd, 0, &flags, ids, &n, err);

@@ -33,9 +33,7 @@ struct attached {
 
 static const char *why(int code)
 {
-	if (code == -EPERM || code == -EACCES)
-		return "permission denied (devcg needs root: CAP_BPF and CAP_SYS_ADMIN)";
-	return strerror(-code);
+	return devcg_why(code, DEVCG_CAPS_FILTER);
 }
 
 uint32_t devcg_mode_of(uint32_t attach_flags)
@@ -324,6 +322,8 @@ int devcg_replace(const char *cgroup, const struct devcg_policy *policy,
 	struct devcg_cgroup cg;
 	int ret;
 
+	if ((ret = DEVCG_REPLACE_OPTS_VALID(opts, err)))
+		return ret;
 	if (devcg_fault(DEVCG_OPT(opts, devcg_replace_opts, fail_at, NULL), "resolve"))
 		return devcg_err(err, -EIO, "injected failure at resolve");
 	ret = devcg_cgroup_resolve(cgroup, &cg, err);
@@ -380,6 +380,8 @@ int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 	struct devcg_cgroup cg;
 	int ret, tries;
 
+	if ((ret = DEVCG_REPLACE_OPTS_VALID(opts, err)))
+		return ret;
 	if (opts)
 		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
 	o.sz = sizeof(o);
