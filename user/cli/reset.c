@@ -6,6 +6,7 @@
 static int run(struct cli *cli, int argc, char **argv)
 {
 	struct devcg_error err = { 0 };
+	char safe[4096];
 	int ret;
 	const char *cg;
 
@@ -18,7 +19,8 @@ static int run(struct cli *cli, int argc, char **argv)
 	if (cli->json)
 		cli_print_json(json_pack("{s:o, s:i}", "cgroup", cli_text(cg, (size_t)-1), "removed", ret));
 	else
-		printf("%s: %s\n", cg, ret ? "devcg filter removed" : "no devcg filter attached");
+		printf("%s: %s\n", cli_safe(cg, safe, sizeof(safe)),
+		       ret ? "devcg filter removed" : "no devcg filter attached");
 	return EXIT_OK;
 }
 
