@@ -8,8 +8,19 @@
  * non-negative count) on success and a negative errno on failure, and leave
  * their inputs as they were. Each of them takes an optional
  * struct devcg_error, filled with a readable message when they fail.
- * Options structs carry their own size; declare them with DEVCG_OPTS().
- * The library keeps no global state and never changes libbpf's print hook.
+ * Options structs carry their own size; declare them with DEVCG_OPTS()
+ * (which also zeroes their padding). A struct larger than the library's
+ * own is refused (-EINVAL) when any byte past the fields the library
+ * knows is set: an older library never silently drops a newer caller's
+ * option. So is one whose sz is smaller than the sz field itself.
+ *
+ * libbpf's messages: libbpf prints through one process-wide hook. The
+ * first call that loads BPF objects installs (once) a forwarding hook:
+ * inside devcg's calls libbpf's warnings go into the call's devcg_error
+ * message instead of standard error; outside them every message goes to
+ * the hook that was installed before, so an application's own hook keeps
+ * working. An application that installs its hook after that gets the
+ * messages from inside devcg's calls too.
  */
 #ifndef DEVCG_H
 #define DEVCG_H
@@ -71,8 +82,22 @@ struct devcg_exception {
 
 struct devcg_error {
 	int code;       /* negative errno, as returned */
-	char msg[1024];
+	char msg[1024]; /* one line (a verifier log follows on lines of its own);
+			 * untrusted text in it is escaped with devcg_escape() */
 };
+
+/*
+ * Copy N bytes of TEXT (N = (size_t)-1: up to its NUL) into BUF (LEN
+ * bytes, NUL-terminated, cut between characters) for a person to read:
+ * control bytes, C1 controls, bidi overrides and bytes that are not valid
+ * UTF-8 become \xNN, a backslash \\; valid UTF-8 stays. With
+ * DEVCG_ESCAPE_MESSAGE, newlines, tabs and backslashes stay (for a whole
+ * message whose untrusted parts are escaped already). Returns the length
+ * of the whole escaped text, as snprintf() does.
+ */
+#define DEVCG_ESCAPE_MESSAGE 1u
+DEVCG_API size_t devcg_escape(char *buf, size_t len, const char *text, size_t n,
+			      unsigned int flags);
 
 /* Declare an options struct with its size set and the rest zeroed; in C,
  * fields may follow: DEVCG_OPTS(devcg_replace_opts, o, .force = true). */
@@ -85,13 +110,12 @@ struct devcg_error {
 		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ }; \
 	})
 #else
-/* C++ has no designated initializers before C++20: set fields afterwards. */
+/* C++ has no designated initializers before C++20: set fields afterwards.
+ * (memset: the library checks the bytes past the fields it knows.) */
 #define DEVCG_OPTS(TYPE, NAME)                                       \
-	TYPE NAME = [] {                                             \
-		TYPE o_ = TYPE();                                    \
-		o_.sz = sizeof(TYPE);                                \
-		return o_;                                           \
-	}()
+	TYPE NAME;                                                   \
+	__builtin_memset(&NAME, 0, sizeof(TYPE));                    \
+	NAME.sz = sizeof(TYPE)
 #endif
 
 /* Limits of the rule language. */
@@ -106,6 +130,13 @@ struct devcg_parse_opts {
 	size_t sz;
 	/* where char-NAME and block-NAME are looked up; NULL: /proc/devices */
 	const char *proc_devices;
+	/*
+	 * The verb of every rule (enum devcg_verb), as for `devcg allow`: a
+	 * rule without a verb takes it, and one whose own verb (or OCI
+	 * "allow") is the other is refused with -EINVAL. 0: each rule's own
+	 * verb, allow when it has none.
+	 */
+	uint8_t verb;
 };
 
 DEVCG_API struct devcg_rules *devcg_rules_new(void);

@@ -166,6 +166,14 @@ static void check_parse(struct devcg_rules *rules, int ret, const struct devcg_e
 		die("err.code differs from the return value", err->msg);
 	if (ret != -ENOMEM && strncmp(err->msg, SOURCE ":", strlen(SOURCE ":")))
 		die("an error message does not name its source", err->msg);
+	/* whatever the input held, the message is safe for a terminal */
+	{
+		char clean[sizeof(err->msg)];
+
+		devcg_escape(clean, sizeof(clean), err->msg, (size_t)-1, DEVCG_ESCAPE_MESSAGE);
+		if (strcmp(clean, err->msg))
+			die("an error message holds control bytes or invalid UTF-8", err->msg);
+	}
 }
 
 typedef int (*parse_fn)(struct devcg_rules *rules, const char *text, size_t len);
@@ -182,7 +190,7 @@ static int parse_auto(struct devcg_rules *rules, const char *text, size_t len)
 static int parse_json(struct devcg_rules *rules, const char *text, size_t len)
 {
 	struct devcg_error err = { 0 };
-	int ret = devcg_parse_oci(rules, text, len, SOURCE, &err);
+	int ret = devcg_parse_oci(rules, text, len, SOURCE, 0, &err);
 
 	check_parse(rules, ret, &err);
 	return ret;

@@ -8,10 +8,12 @@
 static int report(struct cli *cli, const char *where, int allow, bool decided,
 		  const struct devcg_exception *ex, bool default_allow)
 {
-	char line[64] = "";
+	char line[64] = "", safe[4 * 4200 + 1] = "";
 
 	if (decided)
 		cli_format_exception(ex, line, sizeof(line));
+	if (where) /* it names a cgroup, whose name is its creator's choice */
+		cli_safe(where, safe, sizeof(safe));
 	if (cli->json) {
 		json_t *o = json_pack("{s:s, s:s}", "decision", allow ? "allow" : "deny", "decided_by",
 				      decided ? "exception" : "default");
@@ -24,10 +26,9 @@ static int report(struct cli *cli, const char *where, int allow, bool decided,
 		cli_print_json(o);
 	} else if (decided) {
 		printf("%s (exception '%s %s'%s%s)\n", allow ? "allow" : "deny",
-		       default_allow ? "deny" : "allow", line, where ? " of " : "", where ? where : "");
+		       default_allow ? "deny" : "allow", line, where ? " of " : "", safe);
 	} else {
-		printf("%s (default%s%s)\n", allow ? "allow" : "deny", where ? " of " : "",
-		       where ? where : "");
+		printf("%s (default%s%s)\n", allow ? "allow" : "deny", where ? " of " : "", safe);
 	}
 	return allow ? EXIT_OK : EXIT_ERROR;
 }

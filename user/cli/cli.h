@@ -13,6 +13,7 @@ enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2, EXIT_FAILED = 3 };
 struct cli {
 	bool json;
 	const char *verb;
+	int out_errno; /* why a write to stdout failed, when a verb saw it */
 };
 
 struct verb {
@@ -73,8 +74,14 @@ int cli_update(struct cli *cli, int argc, char **argv, uint8_t verb, const struc
 const char *cli_access_string(uint32_t access, char buf[4]);
 
 /* A JSON string of N bytes of S (N = (size_t)-1: up to its NUL), with
- * every byte that is not valid UTF-8 shown as '?'. */
+ * control bytes and bytes that are not valid UTF-8 shown as \xNN. */
 json_t *cli_text(const char *s, size_t n);
+/* S for a terminal: escaped with devcg_escape() into BUF; returns BUF. */
+const char *cli_safe(const char *s, char *buf, size_t len);
+
+/* After the verb: flush and close standard output; on a write error say
+ * so on stderr and return the failure code (RET when it already failed). */
+int cli_finish_stdout(struct cli *cli, int ret);
 
 /* Print and free a JSON value on stdout, one line. */
 void cli_print_json(json_t *value);

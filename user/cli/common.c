@@ -12,12 +12,14 @@
 
 int cli_usage(struct cli *cli, const char *fmt, ...)
 {
+	char msg[1024], safe[4096];
 	va_list ap;
 
-	fprintf(stderr, "devcg%s%s: ", cli->verb ? " " : "", cli->verb ? cli->verb : "");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	devcg_escape(safe, sizeof(safe), msg, (size_t)-1, DEVCG_ESCAPE_MESSAGE);
+	fprintf(stderr, "devcg%s%s: %s", cli->verb ? " " : "", cli->verb ? cli->verb : "", safe);
 	fprintf(stderr, "\nTry 'devcg %s%s--help'.\n", cli->verb ? cli->verb : "", cli->verb ? " " : "");
 	return EXIT_USAGE;
 }
@@ -32,7 +34,14 @@ int cli_fail(struct cli *cli, int code, const struct devcg_error *err)
 
 		cli_print_json(o);
 	} else {
-		fprintf(stderr, "devcg %s: %s\n", cli->verb ? cli->verb : "", msg);
+		/* the library escapes what it quotes; this covers the CLI's own */
+		size_t n = devcg_escape(NULL, 0, msg, (size_t)-1, DEVCG_ESCAPE_MESSAGE);
+		char *safe = malloc(n + 1);
+
+		if (safe)
+			devcg_escape(safe, n + 1, msg, (size_t)-1, DEVCG_ESCAPE_MESSAGE);
+		fprintf(stderr, "devcg %s: %s\n", cli->verb ? cli->verb : "", safe ? safe : "out of memory");
+		free(safe);
 	}
 	return EXIT_ERROR;
 }
@@ -260,36 +269,23 @@ void cli_print_policy(struct cli *cli, const struct devcg_policy *policy)
 
 json_t *cli_text(const char *s, size_t n)
 {
-	char *buf;
-	size_t i = 0, o = 0;
+	size_t len = devcg_escape(NULL, 0, s, n, DEVCG_ESCAPE_MESSAGE);
+	char *buf = malloc(len + 1);
 	json_t *v;
 
-	if (n == (size_t)-1)
-		n = strlen(s);
-	buf = malloc(n + 1);
 	if (!buf)
-		return json_null();
-	/* keep valid UTF-8, put '?' for any other byte (jansson refuses those) */
-	while (i < n) {
-		unsigned char c = (unsigned char)s[i];
-		size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-		size_t k;
-
-		for (k = 1; len && k < len; k++)
-			if (i + k >= n || ((unsigned char)s[i + k] & 0xc0) != 0x80)
-				len = 0;
-		if (!len || (len == 2 && c < 0xc2) || c == 0) {
-			buf[o++] = c ? '?' : ' ';
-			i++;
-			continue;
-		}
-		memcpy(buf + o, s + i, len);
-		o += len;
-		i += len;
-	}
-	v = json_stringn(buf, o);
+		return NULL; /* cli_print_json() says it could not encode */
+	/* always valid UTF-8, so jansson takes the whole text */
+	devcg_escape(buf, len + 1, s, n, DEVCG_ESCAPE_MESSAGE);
+	v = json_stringn(buf, len);
 	free(buf);
-	return v ? v : json_string("?");
+	return v;
+}
+
+const char *cli_safe(const char *s, char *buf, size_t len)
+{
+	devcg_escape(buf, len, s, (size_t)-1, 0);
+	return buf;
 }
 
 void cli_print_json(json_t *value)
@@ -311,11 +307,11 @@ int cli_update(struct cli *cli, int argc, char **argv, uint8_t verb, const struc
 		{ 0 },
 	};
 	DEVCG_OPTS(devcg_replace_opts, ro);
+	DEVCG_OPTS(devcg_parse_opts, po, .verb = verb);
 	struct devcg_error err = { 0 };
 	struct devcg_rules *rules;
 	struct devcg_rule rule = { 0 };
-	uint8_t text_verb;
-	char text[64];
+	char text[64], safe[4096];
 	size_t n;
 	int c, ret;
 
@@ -331,15 +327,11 @@ int cli_update(struct cli *cli, int argc, char **argv, uint8_t verb, const struc
 	}
 	if (argc - optind != 2)
 		return cli_usage(cli, "expected CGROUP RULE");
-	text_verb = strncmp(argv[optind + 1], "deny", 4) ? strncmp(argv[optind + 1], "allow", 5) ? 0
-		    : DEVCG_VERB_ALLOW : DEVCG_VERB_DENY;
-	if (text_verb && text_verb != verb)
-		return cli_usage(cli, "RULE says '%s' but this is 'devcg %s'",
-				 text_verb == DEVCG_VERB_DENY ? "deny" : "allow", v->name);
 	rules = devcg_rules_new();
 	if (!rules)
 		return cli_failf(cli, -ENOMEM, "out of memory");
-	ret = devcg_rules_parse_rule(rules, argv[optind + 1], "RULE", NULL, &err);
+	/* the parser refuses a rule whose own verb is not the command's */
+	ret = devcg_rules_parse_rule(rules, argv[optind + 1], "RULE", &po, &err);
 	if (ret) {
 		devcg_rules_free(rules);
 		return cli_fail(cli, ret, &err);
@@ -350,7 +342,6 @@ int cli_update(struct cli *cli, int argc, char **argv, uint8_t verb, const struc
 	devcg_rules_free(rules);
 	if (n != 1)
 		return cli_usage(cli, "RULE must name one device rule (it names %zu)", n);
-	rule.verb = verb;
 	ret = devcg_update(argv[optind], &rule, &ro, &err);
 	if (ret)
 		return cli_fail_cgroup(cli, ret, &err, argv[optind]);
@@ -360,7 +351,7 @@ int cli_update(struct cli *cli, int argc, char **argv, uint8_t verb, const struc
 					 "prog_id", (json_int_t)ro.prog_id, "replaced_id",
 					 (json_int_t)ro.replaced_id));
 	else
-		printf("%s: %s (program %u)\n", argv[optind], text, ro.prog_id);
+		printf("%s: %s (program %u)\n", cli_safe(argv[optind], safe, sizeof(safe)), text, ro.prog_id);
 	return EXIT_OK;
 }
 
@@ -385,4 +376,29 @@ int cli_one_cgroup(struct cli *cli, int argc, char **argv, const struct verb *v,
 		return cli_usage(cli, "expected one CGROUP");
 	*cgroup = argv[optind];
 	return -1;
+}
+
+int cli_finish_stdout(struct cli *cli, int ret)
+{
+	bool check = cli->verb && !strcmp(cli->verb, "check");
+	int error = 0;
+
+	/* a full disk or a closed pipe must not pass for a complete output: a
+	 * policy cut between lines still parses, without its later rules */
+	errno = 0;
+	if (fflush(stdout))
+		error = errno ? errno : EIO;
+	else if (ferror(stdout))
+		error = cli->out_errno ? cli->out_errno : EIO; /* an earlier write failed */
+	if (fclose(stdout) && !error)
+		error = errno ? errno : EIO;
+	if (!error)
+		return ret;
+	/* on stderr also with -j: standard output is what failed */
+	fprintf(stderr, "devcg%s%s: cannot write to standard output: %s\n", cli->verb ? " " : "",
+		cli->verb ? cli->verb : "", strerror(error));
+	/* check's 1 means "deny": its failures are 3 */
+	if (check)
+		return ret == EXIT_OK || ret == EXIT_ERROR ? EXIT_FAILED : ret;
+	return ret == EXIT_OK ? EXIT_ERROR : ret;
 }

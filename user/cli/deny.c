@@ -13,7 +13,8 @@ const struct verb verb_deny = {
 	.usage =
 	"Usage: devcg deny [-j] [--audit] [--force] CGROUP RULE\n\n"
 	"Read the live policy of CGROUP, apply RULE as a write to devices.deny, and\n"
-	"swap the result in by compare-and-swap (see 'devcg allow --help').\n\n"
+	"swap the result in by compare-and-swap (see 'devcg allow --help'). A rule\n"
+	"that says 'allow' is refused.\n\n"
 	"Options:\n"
 	"      --audit  the new filter reports denials to its ring buffer\n"
 	"      --force  on a cgroup with only others' device programs, start from\n"

@@ -24,19 +24,19 @@ static void usage(FILE *f)
 		   "  -h, --help     this help; 'devcg VERB --help' for a verb's\n"
 		   "  -V, --version  print the version\n\n"
 		   "Exit status: 0 success, 1 failure, 2 usage error ('check': 0 allow,\n"
-		   "1 deny, 3 failure).\n"
+		   "1 deny, 3 failure). Standard output that cannot be written (a full\n"
+		   "disk) is a failure, said on standard error.\n"
 		   "See devcg(8).\n");
 }
 
-int main(int argc, char **argv)
+static int run(struct cli *cli, int argc, char **argv)
 {
-	struct cli cli = { 0 };
 	int i = 1;
 	size_t v;
 
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json")) {
-			cli.json = true;
+			cli->json = true;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
 			return EXIT_OK;
@@ -44,16 +44,24 @@ int main(int argc, char **argv)
 			printf("devcg %s\n", DEVCG_VERSION);
 			return EXIT_OK;
 		} else {
-			return cli_usage(&cli, "unknown option '%s'", argv[i]);
+			return cli_usage(cli, "unknown option '%s'", argv[i]);
 		}
 	}
 	if (i == argc)
-		return cli_usage(&cli, "missing VERB");
+		return cli_usage(cli, "missing VERB");
 	for (v = 0; v < sizeof(verbs) / sizeof(verbs[0]); v++) {
 		if (!strcmp(argv[i], verbs[v]->name)) {
-			cli.verb = verbs[v]->name;
-			return verbs[v]->run(&cli, argc - i, argv + i);
+			cli->verb = verbs[v]->name;
+			return verbs[v]->run(cli, argc - i, argv + i);
 		}
 	}
-	return cli_usage(&cli, "unknown verb '%s'", argv[i]);
+	return cli_usage(cli, "unknown verb '%s'", argv[i]);
+}
+
+int main(int argc, char **argv)
+{
+	struct cli cli = { 0 };
+
+	/* one place that sees every verb's output through */
+	return cli_finish_stdout(&cli, run(&cli, argc, argv));
 }

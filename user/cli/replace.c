@@ -21,6 +21,7 @@ static int run(struct cli *cli, int argc, char **argv)
 	struct devcg_error err = { 0 };
 	struct devcg_policy *policy;
 	bool v1 = false;
+	char safe[4096];
 	int c, ret;
 
 	optind = 1;
@@ -61,7 +62,7 @@ static int run(struct cli *cli, int argc, char **argv)
 						 "v1", 1, "deny_all_moment", !!(ret & DEVCG_V1_DENY_ALL_MOMENT),
 						 "allow_all_moment", !!(ret & DEVCG_V1_ALLOW_ALL_MOMENT)));
 		else if (ret >= 0)
-			printf("%s: devices.list updated%s%s\n", cgroup,
+			printf("%s: devices.list updated%s%s\n", cli_safe(cgroup, safe, sizeof(safe)),
 			       ret & DEVCG_V1_DENY_ALL_MOMENT
 				       ? " (the default changed from allow to deny: cgroup v1 cannot do "
 					 "that without a moment of deny-all)" : "",
@@ -77,11 +78,13 @@ static int run(struct cli *cli, int argc, char **argv)
 						 (json_int_t)ro.replaced_id, "exceptions",
 						 (json_int_t)devcg_policy_count(policy), "audit", ro.audit));
 		else if (!ret && ro.replaced_id)
-			printf("%s: program %u replaced by %u (%zu exceptions, default %s)\n", cgroup,
+			printf("%s: program %u replaced by %u (%zu exceptions, default %s)\n",
+			       cli_safe(cgroup, safe, sizeof(safe)),
 			       ro.replaced_id, ro.prog_id, devcg_policy_count(policy),
 			       devcg_policy_default_allow(policy) ? "allow" : "deny");
 		else if (!ret)
-			printf("%s: program %u attached (%zu exceptions, default %s)\n", cgroup, ro.prog_id,
+			printf("%s: program %u attached (%zu exceptions, default %s)\n",
+			       cli_safe(cgroup, safe, sizeof(safe)), ro.prog_id,
 			       devcg_policy_count(policy),
 			       devcg_policy_default_allow(policy) ? "allow" : "deny");
 	}

@@ -7,6 +7,7 @@ static int run(struct cli *cli, int argc, char **argv)
 {
 	DEVCG_OPTS(devcg_reset_opts, o);
 	struct devcg_error err = { 0 };
+	char safe[4096];
 	int ret;
 	const char *cg;
 
@@ -20,9 +21,9 @@ static int run(struct cli *cli, int argc, char **argv)
 		cli_print_json(json_pack("{s:o, s:i, s:i}", "cgroup", cli_text(cg, (size_t)-1), "removed",
 					 (int)o.removed, "links_detached", (int)o.links_detached));
 	else if (!o.removed)
-		printf("%s: no devcg filter attached\n", cg);
+		printf("%s: no devcg filter attached\n", cli_safe(cg, safe, sizeof(safe)));
 	else
-		printf("%s: devcg filter removed%s\n", cg,
+		printf("%s: devcg filter removed%s\n", cli_safe(cg, safe, sizeof(safe)),
 		       o.links_detached ? " (it was attached through a bpf_link of another process; "
 					  "devcg detached that link)" : "");
 	return EXIT_OK;

@@ -25,6 +25,7 @@ static int run(struct cli *cli, int argc, char **argv)
 	struct devcg_error err = { 0 };
 	const struct devcg_program *own;
 	struct devcg_state *state;
+	char safe[4 * 4096 + 1];
 	size_t i;
 	int ret;
 	const char *cg;
@@ -51,11 +52,13 @@ static int run(struct cli *cli, int argc, char **argv)
 	}
 	/* the policy as 'devcg compile' prints it; the rest as comments, so
 	 * that the output can be fed back in */
+	/* cgroup names are anyone's who may create cgroups: escaped */
+	cli_safe(devcg_state_cgroup(state), safe, sizeof(safe));
 	if (own)
-		printf("# %s: devcg program %u, attached %s%s\n", devcg_state_cgroup(state), own->id,
+		printf("# %s: devcg program %u, attached %s%s\n", safe, own->id,
 		       mode_names[own->mode % 3], own->audit ? ", audit on" : "");
 	else
-		printf("# %s: no devcg filter\n", devcg_state_cgroup(state));
+		printf("# %s: no devcg filter\n", safe);
 	for (i = 0; i < devcg_state_count(state); i++) {
 		const struct devcg_program *p = devcg_state_program(state, i);
 
@@ -69,7 +72,7 @@ static int run(struct cli *cli, int argc, char **argv)
 		}
 		printf("# %s %s program %u (%s) on %s, attached %s%s\n",
 		       p->effective ? "also applies:" : "attached, not effective:",
-		       p->devcg ? "devcg" : "foreign", p->id, p->name, p->cgroup,
+		       p->devcg ? "devcg" : "foreign", p->id, p->name, cli_safe(p->cgroup, safe, sizeof(safe)),
 		       mode_names[p->mode % 3], p->devcg ? "" : "; devcg cannot read its rules");
 	}
 	if (own)

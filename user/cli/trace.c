@@ -69,13 +69,21 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+/*
+ * Text output for a terminal: process names, paths, written bytes and
+ * cgroup names are whatever a traced process chose, escape sequences too.
+ * Each call has its own of four buffers, so one printf() may hold four.
+ */
+static const char *tsafe(const char *s, size_t n)
 {
-	(void)level;
-	(void)fmt;
-	(void)ap;
-	return 0;
+	static char bufs[4][4 * 4096 + 1];
+	static int next;
+	char *buf = bufs[next++ % 4];
+
+	devcg_escape(buf, sizeof(bufs[0]), s ? s : "?", s ? n : (size_t)-1, 0);
+	return buf;
 }
+#define TSAFE(s) tsafe((s), (size_t)-1)
 
 /* Is PATH (relative to its hierarchy) FILTER or below it? */
 static bool under(const char *path, const char *filter)
@@ -139,8 +147,8 @@ static void text_head(struct session *s, uint64_t ts, const char *type, uint32_t
 {
 	uint64_t off = ts > s->start_ns ? ts - s->start_ns : 0;
 
-	printf("+%llu.%09llu %-15s pid=%u comm=%.16s", (unsigned long long)(off / 1000000000ull),
-	       (unsigned long long)(off % 1000000000ull), type, pid, comm);
+	printf("+%llu.%09llu %-15s pid=%u comm=%s", (unsigned long long)(off / 1000000000ull),
+	       (unsigned long long)(off % 1000000000ull), type, pid, tsafe(comm, strnlen(comm, 16)));
 }
 
 /* The last answers of path_device(), by path and opener: a refused opener
@@ -234,8 +242,9 @@ static void emit_write(struct session *s, const struct devcg_trace_event *ev)
 		return;
 	}
 	text_head(s, ev->ts_ns, "cgroup_write", ev->pid, ev->comm);
-	printf(" parent=%u/%.16s %s:%s %s '%s' ret=%lld (%llu ns)\n", ev->ppid, ev->pcomm,
-	       h == DEVCG_H_FREEZER ? "freezer" : "devices", cg ? cg : "?", file, data,
+	printf(" parent=%u/%s %s:%s %s '%s' ret=%lld (%llu ns)\n", ev->ppid,
+	       tsafe(ev->pcomm, strnlen(ev->pcomm, 16)), h == DEVCG_H_FREEZER ? "freezer" : "devices",
+	       TSAFE(cg), file, tsafe(data, n),
 	       (long long)ev->ret, (unsigned long long)(ev->ts_exit_ns - ev->ts_ns));
 }
 
@@ -295,7 +304,7 @@ static void emit_bpf(struct session *s, const struct devcg_trace_event *ev)
 		text[strlen(text) - 1] = '\0';
 	text_head(s, ev->ts_ns, "bpf_prog_change", ev->pid, ev->comm);
 	printf(" %s cgroup:%s flags=%s prog=%u replaced=%u ret=%lld\n", bpf_op(ev->bpf.cmd),
-	       cg ? cg : "?", text[0] ? text : "none", ev->bpf.prog_id, ev->bpf.replace_id,
+	       TSAFE(cg), text[0] ? text : "none", ev->bpf.prog_id, ev->bpf.replace_id,
 	       (long long)ev->ret);
 }
 
@@ -324,9 +333,9 @@ static void emit_open(struct session *s, const struct devcg_trace_event *ev, boo
 		return;
 	}
 	text_head(s, ev->ts_ns, "open_denied", ev->pid, ev->comm);
-	printf(" %.128s%s%s cgroup:%s%s%s\n", ev->open.path, has_dev ? " dev=" : "",
-	       has_dev ? dev_string(type, major, minor, dev, sizeof(dev)) : "", cg2 ? cg2 : "?",
-	       cg1 ? " devices:" : "", cg1 ? cg1 : "");
+	printf(" %s%s%s cgroup:%s%s%s\n", tsafe(ev->open.path, strnlen(ev->open.path, 128)),
+	       has_dev ? " dev=" : "", has_dev ? dev_string(type, major, minor, dev, sizeof(dev)) : "",
+	       TSAFE(cg2), cg1 ? " devices:" : "", cg1 ? TSAFE(cg1) : "");
 }
 
 /* A denial from the kernel's permission check (kprobe or fentry). */
@@ -356,7 +365,7 @@ static void emit_check(struct session *s, const struct devcg_trace_event *ev)
 		return;
 	}
 	text_head(s, ev->ts_ns, "device_denied", ev->pid, ev->comm);
-	printf(" %s access=%s cgroup:%s (%s)\n", dev, acc, cg2 ? cg2 : "?", source_name(ev->source));
+	printf(" %s access=%s cgroup:%s (%s)\n", dev, acc, TSAFE(cg2), source_name(ev->source));
 }
 
 /* A denial reported by a devcg filter loaded with --audit. */
@@ -391,7 +400,7 @@ static void emit_audit(struct session *s, const struct devcg_audit_event *a)
 		return;
 	}
 	text_head(s, a->ts_ns, "device_denied", a->pid, comm);
-	printf(" %s access=%s cgroup:%s by %s%s%s\n", dev, acc, cg ? cg : "?",
+	printf(" %s access=%s cgroup:%s by %s%s%s\n", dev, acc, TSAFE(cg),
 	       a->decided ? "exception '" : "the default", exc, a->decided ? "'" : "");
 }
 
@@ -441,9 +450,10 @@ static void on_gap(void *ctx, const struct devcg_gap *g)
 	text_head(s, g->start_ns, "gap", g->writer_pid, g->writer_comm);
 	printf(" %s %s:%s window=%llu ns writer=%u/%s parent=%u/%s rules=%u denied=%llu",
 	       g->kind == DEVCG_GAP_V1_DENY_ALL ? "deny-all (v1)" : "no filter (v2)",
-	       g->kind == DEVCG_GAP_V1_DENY_ALL ? "devices" : "cgroup", g->cgroup,
-	       (unsigned long long)window, g->writer_pid, g->writer_comm, g->writer_ppid,
-	       g->writer_pcomm, g->rules, (unsigned long long)g->denied);
+	       g->kind == DEVCG_GAP_V1_DENY_ALL ? "devices" : "cgroup", TSAFE(g->cgroup),
+	       (unsigned long long)window, g->writer_pid,
+	       tsafe(g->writer_comm, strnlen(g->writer_comm, 16)), g->writer_ppid,
+	       tsafe(g->writer_pcomm, strnlen(g->writer_pcomm, 16)), g->rules, (unsigned long long)g->denied);
 	if (g->denied)
 		printf(" first=+%llu ns last=+%llu ns", (unsigned long long)(g->first_denied_ns - g->start_ns),
 		       (unsigned long long)(g->last_denied_ns - g->start_ns));
@@ -605,6 +615,17 @@ static void summary(struct session *s, uint64_t elapsed, bool stats)
 			st[i].run_cnt ? (double)st[i].run_time_ns / (double)st[i].run_cnt : 0.0);
 }
 
+/* A reader that went away or a full disk ends the trace: what follows
+ * would be lost, and the summary could not be told. */
+static bool out_failed(struct cli *cli)
+{
+	errno = 0;
+	if (!fflush(stdout) && !ferror(stdout))
+		return false;
+	cli->out_errno = errno;
+	return true;
+}
+
 static int run(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -674,9 +695,6 @@ static int run(struct cli *cli, int argc, char **argv)
 	}
 	if (optind != argc)
 		return cli_usage(cli, "unexpected argument '%s'", argv[optind]);
-	/* the CLI owns this process: libbpf's own chatter would only repeat
-	 * what the messages below say */
-	libbpf_set_print(quiet_libbpf);
 	ret = devcg_tracer_open(&s.tracer, &to, &err);
 	if (ret)
 		return cli_fail(cli, ret, &err);
@@ -700,7 +718,10 @@ static int run(struct cli *cli, int argc, char **argv)
 	} else {
 		fprintf(stderr, "devcg trace: hooks chosen:\n%s", devcg_tracer_hooks(s.tracer));
 	}
-	fflush(stdout);
+	if (out_failed(cli)) {
+		ret = EXIT_ERROR;
+		goto out;
+	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	if (duration > 0)
@@ -718,7 +739,10 @@ static int run(struct cli *cli, int argc, char **argv)
 		now = mono_ns();
 		drain(&s, now - REORDER_NS);
 		devcg_gaps_flush(s.gaps, now - REORDER_NS);
-		fflush(stdout);
+		if (out_failed(cli)) {
+			ret = EXIT_ERROR; /* main says why, once */
+			goto out;
+		}
 	}
 	/* what is still in the ring buffer, then every open window */
 	devcg_tracer_poll(s.tracer, 0, on_event, &s);

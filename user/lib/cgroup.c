@@ -229,7 +229,7 @@ static int depth_in_mount(int fd)
 int devcg_cgroup_resolve(const char *arg, enum devcg_resolve_for use, struct devcg_cgroup *cg,
 			 struct devcg_error *err)
 {
-	char joined[PATH_MAX], *end;
+	char joined[PATH_MAX], *end, q[1024];
 	struct statfs sfs;
 	int ret, depth, n;
 
@@ -259,13 +259,13 @@ int devcg_cgroup_resolve(const char *arg, enum devcg_resolve_for use, struct dev
 	/* the fd is what devcg acts on; the strings only name it */
 	cg->fd = open(joined, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cg->fd < 0)
-		return devcg_err(err, -errno, "%s: %s", arg, strerror(errno));
+		return devcg_err(err, -errno, "%s: %s", devcg_quote(q, sizeof(q), arg, (size_t)-1), strerror(errno));
 	if (!realpath(joined, cg->path)) {
-		ret = devcg_err(err, -errno, "%s: %s", arg, strerror(errno));
+		ret = devcg_err(err, -errno, "%s: %s", devcg_quote(q, sizeof(q), arg, (size_t)-1), strerror(errno));
 		goto fail;
 	}
 	if (fstatfs(cg->fd, &sfs)) {
-		ret = devcg_err(err, -errno, "%s: %s", arg, strerror(errno));
+		ret = devcg_err(err, -errno, "%s: %s", devcg_quote(q, sizeof(q), arg, (size_t)-1), strerror(errno));
 		goto fail;
 	}
 	if (sfs.f_type != CGROUP2_SUPER_MAGIC) {
@@ -273,7 +273,7 @@ int devcg_cgroup_resolve(const char *arg, enum devcg_resolve_for use, struct dev
 
 		devcg_cgroup2_mount(mnt, sizeof(mnt), NULL);
 		ret = devcg_err(err, -ENOTDIR, "%s is not a cgroup v2 directory (cgroup2 is mounted at %s)%s",
-				arg, mnt, sfs.f_type == CGROUP_SUPER_MAGIC ?
+				devcg_quote(q, sizeof(q), arg, (size_t)-1), mnt, sfs.f_type == CGROUP_SUPER_MAGIC ?
 				"; it is in a cgroup v1 hierarchy" : "");
 		goto fail;
 	}
@@ -286,7 +286,7 @@ int devcg_cgroup_resolve(const char *arg, enum devcg_resolve_for use, struct dev
 	 * leave the mount: right through bind mounts of subtrees too */
 	depth = depth_in_mount(cg->fd);
 	if (depth < 0) {
-		ret = devcg_err(err, depth, "%s: cannot find the root of its mount: %s", arg,
+		ret = devcg_err(err, depth, "%s: cannot find the root of its mount: %s", devcg_quote(q, sizeof(q), arg, (size_t)-1),
 				strerror(-depth));
 		goto fail;
 	}

@@ -16,8 +16,6 @@
 #include <bpf/bpf.h>
 #include <linux/capability.h>
 
-#define CAP_BIT(caps, cap) ((caps)[(cap) / 32].effective & (1u << ((cap) % 32)))
-
 /* Outside the initial user namespace, capabilities do not reach bpf(2),
  * whatever capget() says (kernel/bpf/syscall.c checks init_user_ns). */
 static bool in_user_namespace(void)
@@ -38,17 +36,11 @@ static bool in_user_namespace(void)
 /* Keeps errno: callers pass -errno beside it in one call. */
 const char *devcg_privilege_missing(void)
 {
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3] = { 0 };
-	const char *missing = NULL;
+	const char *missing;
 	int saved = errno;
 
-	/* CAP_SYS_ADMIN covers what devcg asks of bpf(2): loading (CAP_BPF
-	 * or it), querying (CAP_NET_ADMIN or it), and opening programs and
-	 * links by id (only it) */
-	if (syscall(SYS_capget, &hdr, caps) || !CAP_BIT(caps, CAP_SYS_ADMIN))
-		missing = "permission denied (devcg needs root: this process lacks CAP_SYS_ADMIN)";
-	else if (in_user_namespace())
+	missing = devcg_caps_missing(DEVCG_CAPS_FILTER);
+	if (!missing && in_user_namespace())
 		missing = "permission denied (devcg needs root in the initial user namespace; this "
 			  "process runs in a user namespace)";
 	errno = saved;

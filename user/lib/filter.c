@@ -54,7 +54,8 @@ static int fill_map(int map_fd, const struct devcg_exception *ex, __u32 n, struc
 	}
 	/* one syscall for the whole policy */
 	if (bpf_map_update_batch(map_fd, keys, vals, &count, NULL))
-		ret = devcg_err(err, -errno, "cannot fill the exception map: %s", strerror(errno));
+		ret = devcg_err(err, -errno, "cannot fill the exception map: %s",
+				devcg_why(-errno, DEVCG_CAPS_FILTER));
 	else if (count != n)
 		ret = devcg_err(err, -EIO, "the exception map took %u of %u exceptions", count, n);
 out:
@@ -74,12 +75,14 @@ int devcg_filter_load(const struct devcg_policy *policy, bool audit, int audit_f
 	struct devcg_exception *ex = NULL;
 	struct bpf_prog_info info = { 0 };
 	__u32 info_len = sizeof(info);
+	struct devcg_bpf_log bl;
 	int ret, map_fd;
 
 	memset(out, 0, sizeof(*out));
 	out->prog_fd = -1;
 	if (!log)
 		return devcg_err(err, -ENOMEM, "out of memory");
+	devcg_bpf_log_begin(&bl);
 	ex = calloc(n ? n : 1, sizeof(*ex));
 	if (!ex) {
 		ret = devcg_err(err, -ENOMEM, "out of memory");
@@ -88,7 +91,8 @@ int devcg_filter_load(const struct devcg_policy *policy, bool audit, int audit_f
 	devcg_policy_collect(policy, ex);
 	skel = devcg_filter__open_opts(&open_opts);
 	if (!skel) {
-		ret = devcg_err(err, -errno, "cannot open the device filter: %s", strerror(errno));
+		ret = devcg_err(err, -errno, "cannot open the device filter: %s",
+				devcg_why(-errno, DEVCG_CAPS_FILTER));
 		goto fail;
 	}
 	fill_config(policy, ex, n, audit, &skel->rodata->cfg);
@@ -137,9 +141,14 @@ int devcg_filter_load(const struct devcg_policy *policy, bool audit, int audit_f
 	if (ret) {
 		size_t len = strlen(log);
 		const char *tail = len > 700 ? log + len - 700 : log;
+		const char *why = devcg_why(ret, DEVCG_CAPS_FILTER);
+		bool named = strstr(why, DEVCG_NEEDS_ROOT) != NULL;
 
-		devcg_err(err, ret, "cannot load the device filter: %s%s%s", strerror(-ret),
-			  *tail ? "; verifier log:\n" : "", tail);
+		/* libbpf's words before the verifier's lines, then no more of them */
+		devcg_err(err, ret, "cannot load the device filter: %s%s%s%s%s%s", why,
+			  bl.len && !named ? " (libbpf: " : "", named ? "" : bl.text,
+			  bl.len && !named ? ")" : "", *tail ? "; verifier log:\n" : "", tail);
+		bl.len = 0;
 		goto fail;
 	}
 	map_fd = bpf_map__fd(skel->maps.exceptions);
@@ -163,13 +172,13 @@ int devcg_filter_load(const struct devcg_policy *policy, bool audit, int audit_f
 	out->skel = skel;
 	free(ex);
 	free(log);
-	return 0;
+	return devcg_bpf_log_end(&bl, 0, err);
 fail:
 	devcg_filter__destroy(skel);
 	free(ex);
 	free(log);
 	out->prog_fd = -1;
-	return ret;
+	return devcg_bpf_log_end(&bl, ret, err);
 }
 
 void devcg_filter_close(struct devcg_filter_version *v)

@@ -107,7 +107,7 @@ static int fail_at(const struct oci_ctx *c, const struct step *path, size_t n, i
 		   const char *fmt, ...)
 {
 	size_t off = locate(c, path, n), line = 1, col = 1, i;
-	char what[768];
+	char what[768], source[256];
 	va_list ap;
 
 	for (i = 0; i < off && i < c->len; i++) {
@@ -121,7 +121,8 @@ static int fail_at(const struct oci_ctx *c, const struct step *path, size_t n, i
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	return devcg_err(c->err, code, "%s:%zu:%zu: %s", c->source, line, col, what);
+	return devcg_err(c->err, code, "%s:%zu:%zu: %s",
+			 devcg_quote(source, sizeof(source), c->source, (size_t)-1), line, col, what);
 }
 
 /* A major or minor: missing, null or -1 (runc's wildcard) mean '*'. */
@@ -154,6 +155,7 @@ static int oci_rule(const struct oci_ctx *c, json_t *obj, struct step *path, siz
 	json_t *type = json_object_get(obj, "type");
 	json_t *access = json_object_get(obj, "access");
 	const char *t = "a", *a = "rwm";
+	char q[256];
 	size_t i;
 	int ret;
 
@@ -172,7 +174,8 @@ static int oci_rule(const struct oci_ctx *c, json_t *obj, struct step *path, siz
 		t = json_string_value(type);
 		if (strcmp(t, "a") && strcmp(t, "b") && strcmp(t, "c"))
 			return fail_at(c, path, d + 2, -EINVAL,
-				       "\"type\" must be \"a\", \"b\" or \"c\", not \"%s\"", t);
+				       "\"type\" must be \"a\", \"b\" or \"c\", not \"%s\"",
+				       devcg_quote(q, sizeof(q), t, json_string_length(type)));
 	}
 	r->type = t[0] == 'a' ? DEVCG_ALL : t[0] == 'b' ? DEVCG_BLOCK : DEVCG_CHAR;
 	ret = oci_number(c, obj, path, d, "major", &r->major);
@@ -196,7 +199,8 @@ static int oci_rule(const struct oci_ctx *c, json_t *obj, struct step *path, siz
 		else if (a[i] == 'm')
 			r->access |= DEVCG_ACC_MKNOD;
 		else
-			return fail_at(c, path, d + 2, -EINVAL, "\"access\" must be letters of 'rwm', not \"%s\"", a);
+			return fail_at(c, path, d + 2, -EINVAL, "\"access\" must be letters of 'rwm', not \"%s\"",
+				       devcg_quote(q, sizeof(q), a, (size_t)-1));
 	}
 	if (!r->access || i > 3)
 		return fail_at(c, path, access ? d + 2 : d + 1, -EINVAL,
@@ -216,8 +220,9 @@ static int oci_rule(const struct oci_ctx *c, json_t *obj, struct step *path, siz
 }
 
 int devcg_parse_oci(struct devcg_rules *rules, const char *text, size_t len, const char *source,
-		    struct devcg_error *err)
+		    uint8_t verb, struct devcg_error *err)
 {
+	char qs[256], qt[256];
 	struct oci_ctx c = { .text = text, .len = len, .source = source, .err = err };
 	struct step path[5] = { 0 };
 	struct devcg_rule *out = NULL;
@@ -228,8 +233,9 @@ int devcg_parse_oci(struct devcg_rules *rules, const char *text, size_t len, con
 
 	root = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
 	if (!root)
-		return devcg_err(err, -EINVAL, "%s:%d:%d: invalid JSON: %s", source, jerr.line,
-				 jerr.column, jerr.text);
+		return devcg_err(err, -EINVAL, "%s:%d:%d: invalid JSON: %s",
+				 devcg_quote(qs, sizeof(qs), source, (size_t)-1), jerr.line, jerr.column,
+				 devcg_quote(qt, sizeof(qt), jerr.text, (size_t)-1));
 	devices = root;
 	if (json_is_object(root)) {
 		json_t *linux_ = json_object_get(root, "linux");
@@ -278,6 +284,13 @@ int devcg_parse_oci(struct devcg_rules *rules, const char *text, size_t len, con
 	for (i = 0; i < n && !ret; i++) {
 		path[depth] = (struct step){ .index = i };
 		ret = oci_rule(&c, json_array_get(devices, i), path, depth, &out[i]);
+		if (!ret && verb && out[i].verb != verb) {
+			path[depth + 1].key = "allow";
+			ret = fail_at(&c, path, depth + 2, -EINVAL,
+				      "the rule says '%s' where only '%s' rules are accepted",
+				      out[i].verb == DEVCG_VERB_ALLOW ? "allow" : "deny",
+				      verb == DEVCG_VERB_ALLOW ? "allow" : "deny");
+		}
 	}
 	if (!ret)
 		ret = devcg_rules_append(rules, out, n, err);

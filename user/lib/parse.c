@@ -39,13 +39,15 @@ struct line_ctx {
 __attribute__((format(printf, 4, 5)))
 static int fail(struct line_ctx *c, const struct token *t, int code, const char *fmt, ...)
 {
-	char what[768];
+	char what[768], source[256];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	return devcg_err(c->err, code, "%s:%zu:%zu: %s", c->source, c->lineno, t ? t->col : 1, what);
+	return devcg_err(c->err, code, "%s:%zu:%zu: %s",
+			 devcg_quote(source, sizeof(source), c->source, (size_t)-1), c->lineno,
+			 t ? t->col : 1, what);
 }
 
 static bool tok_is(const struct token *t, const char *word)
@@ -105,6 +107,7 @@ static int parse_num(struct line_ctx *c, const struct token *t, const char *s, s
 static int parse_access(struct line_ctx *c, const struct token *t, size_t max_len, uint8_t *out)
 {
 	uint8_t acc = 0;
+	char q[256];
 	size_t i;
 
 	for (i = 0; i < t->len; i++) {
@@ -113,8 +116,8 @@ static int parse_access(struct line_ctx *c, const struct token *t, size_t max_le
 		case 'w': acc |= DEVCG_ACC_WRITE; break;
 		case 'm': acc |= DEVCG_ACC_MKNOD; break;
 		default:
-			return fail(c, t, -EINVAL, "access must be letters of 'rwm', not '%.*s'",
-				    (int)t->len, t->s);
+			return fail(c, t, -EINVAL, "access must be letters of 'rwm', not '%s'",
+				    devcg_quote(q, sizeof(q), t->s, t->len));
 		}
 	}
 	if (!acc || t->len > max_len)
@@ -275,7 +278,7 @@ static int path_devnum(struct line_ctx *c, const struct token *t, const char *pa
  * from a unit; devcg takes a device node anywhere. */
 static int parse_path(struct line_ctx *c, uint8_t verb, const struct token *t, uint8_t acc)
 {
-	char *path = tok_dup(t);
+	char *path = tok_dup(t), q[512];
 	uint32_t major, minor;
 	uint8_t type;
 	struct stat st;
@@ -290,12 +293,14 @@ static int parse_path(struct line_ctx *c, uint8_t verb, const struct token *t, u
 	}
 	if (stat(path, &st)) {
 		ret = -errno;
-		fail(c, t, ret, "cannot stat %s: %s", path, strerror(-ret));
+		fail(c, t, ret, "cannot stat %s: %s", devcg_quote(q, sizeof(q), path, (size_t)-1),
+		     strerror(-ret));
 		free(path);
 		return ret;
 	}
 	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode)) {
-		ret = fail(c, t, -ENOTBLK, "%s is not a device node", path);
+		ret = fail(c, t, -ENOTBLK, "%s is not a device node",
+			   devcg_quote(q, sizeof(q), path, (size_t)-1));
 		free(path);
 		return ret;
 	}
@@ -408,15 +413,23 @@ static int parse_tokens(struct line_ctx *c, struct token *tok, size_t ntok)
 	uint32_t major, minor;
 	const struct token *t;
 	const char *colon;
+	uint8_t want = DEVCG_OPT(c->opts, devcg_parse_opts, verb, 0);
 	size_t i = 0;
 	int ret;
 
 	if (tok_is(&tok[0], "allow") || tok_is(&tok[0], "deny")) {
 		verb = tok[0].s[0] == 'a' ? DEVCG_VERB_ALLOW : DEVCG_VERB_DENY;
 		i = 1;
+		/* the rule's own verb is never overridden by the caller's */
+		if (want && verb != want)
+			return fail(c, &tok[0], -EINVAL, "the rule says '%s' where only '%s' rules are accepted",
+				    verb == DEVCG_VERB_ALLOW ? "allow" : "deny",
+				    want == DEVCG_VERB_ALLOW ? "allow" : "deny");
 		if (ntok == 1)
 			return fail(c, &tok[0], -EINVAL, "missing device after '%s'",
 				    verb == DEVCG_VERB_ALLOW ? "allow" : "deny");
+	} else if (want) {
+		verb = want;
 	}
 	t = &tok[i];
 	if (t->s[0] == '/')
@@ -529,13 +542,17 @@ int devcg_rules_parse(struct devcg_rules *rules, const char *text, size_t len, c
 		      const struct devcg_parse_opts *opts, struct devcg_error *err)
 {
 	size_t i = 0;
+	int ret;
 
+	if ((ret = DEVCG_PARSE_OPTS_VALID(opts, err)))
+		return ret;
 	if (!source)
 		source = "<input>";
 	while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r'))
 		i++;
 	if (i < len && (text[i] == '{' || text[i] == '['))
-		return devcg_parse_oci(rules, text, len, source, err);
+		return devcg_parse_oci(rules, text, len, source,
+				       DEVCG_OPT(opts, devcg_parse_opts, verb, 0), err);
 	return parse_lines(rules, text, len, source, opts, err);
 }
 
@@ -543,10 +560,14 @@ int devcg_rules_parse_rule(struct devcg_rules *rules, const char *arg, const cha
 			   const struct devcg_parse_opts *opts, struct devcg_error *err)
 {
 	size_t len = strlen(arg);
+	char q[256];
+	int ret;
 
+	if ((ret = DEVCG_PARSE_OPTS_VALID(opts, err)))
+		return ret;
 	if (memchr(arg, '\n', len))
 		return devcg_err(err, -EINVAL, "%s: one rule per argument (it holds a newline)",
-				 source ? source : "<argument>");
+				 devcg_quote(q, sizeof(q), source ? source : "<argument>", (size_t)-1));
 	return parse_lines(rules, arg, len, source ? source : "<argument>", opts, err);
 }
 
@@ -558,6 +579,8 @@ int devcg_rules_parse_file(struct devcg_rules *rules, const char *path,
 	char *buf;
 	int ret;
 
+	if ((ret = DEVCG_PARSE_OPTS_VALID(opts, err)))
+		return ret;
 	ret = devcg_read_file(path, &buf, &len, err);
 	if (ret)
 		return ret;
@@ -566,18 +589,58 @@ int devcg_rules_parse_file(struct devcg_rules *rules, const char *path,
 	return ret;
 }
 
+/* Rules are read from regular files, pipes and FIFOs; stdin is whatever
+ * the caller made it (a terminal too). A directory reads as EISDIR, and a
+ * device node is no file of rules: opening one can act on the device
+ * (a tape rewinds, a watchdog starts) and /dev/zero never ends. */
+static int check_type(const char *path, const struct stat *st, struct devcg_error *err)
+{
+	struct stat in;
+	char q[512];
+
+	if (S_ISREG(st->st_mode) || S_ISFIFO(st->st_mode))
+		return 0;
+	devcg_quote(q, sizeof(q), strcmp(path, "-") ? path : "<stdin>", (size_t)-1);
+	if (S_ISDIR(st->st_mode))
+		return devcg_err(err, -EISDIR, "%s: is a directory", q);
+	/* "-", /dev/stdin, /dev/fd/0: the standard input itself */
+	if (!strcmp(path, "-") ||
+	    (!fstat(0, &in) && in.st_dev == st->st_dev && in.st_ino == st->st_ino))
+		return 0;
+	return devcg_err(err, -EINVAL, "%s: is a %s, not a file of rules", q,
+			 S_ISCHR(st->st_mode) ? "character device" :
+			 S_ISBLK(st->st_mode) ? "block device" :
+			 S_ISSOCK(st->st_mode) ? "socket" : "special file");
+}
+
 int devcg_read_file(const char *path, char **out, size_t *out_len, struct devcg_error *err)
 {
 	/* 100,000 rules of 4 KiB each bounds what is worth reading */
 	const size_t max = (size_t)DEVCG_MAX_RULES * (DEVCG_MAX_LINE + 1);
-	FILE *f = strcmp(path, "-") ? fopen(path, "re") : stdin;
+	bool in = !strcmp(path, "-");
 	size_t len = 0, cap = 65536;
-	char *buf;
+	struct stat st;
+	char *buf, q[512];
+	FILE *f;
 	int ret = 0;
 
+	devcg_quote(q, sizeof(q), in ? "<stdin>" : path, (size_t)-1);
+	/* before opening, so that a device node is never opened */
+	if (!in && stat(path, &st))
+		return devcg_err(err, -errno, "%s: %s", q, strerror(errno));
+	if (!in && (ret = check_type(path, &st, err)))
+		return ret;
+	f = in ? stdin : fopen(path, "re");
 	if (!f)
-		return devcg_err(err, -errno, "%s: %s", path, strerror(errno));
-	buf = malloc(cap);
+		return devcg_err(err, -errno, "%s: %s", q, strerror(errno));
+	/* and again what was opened, which a rename may have changed */
+	if (fstat(fileno(f), &st))
+		ret = devcg_err(err, -errno, "%s: %s", q, strerror(errno));
+	else
+		ret = check_type(path, &st, err);
+	buf = ret ? NULL : malloc(cap);
+	if (!ret && !buf)
+		ret = devcg_err(err, -ENOMEM, "%s: out of memory", q);
 	while (buf) {
 		size_t got;
 
@@ -585,23 +648,23 @@ int devcg_read_file(const char *path, char **out, size_t *out_len, struct devcg_
 			char *nbuf = len < max ? realloc(buf, cap * 2) : NULL;
 
 			if (!nbuf) {
-				ret = len < max ? devcg_err(err, -ENOMEM, "%s: out of memory", path)
-						: devcg_err(err, -E2BIG, "%s: larger than %zu bytes", path, max);
+				ret = len < max ? devcg_err(err, -ENOMEM, "%s: out of memory", q)
+						: devcg_err(err, -E2BIG, "%s: larger than %zu bytes", q, max);
 				break;
 			}
 			buf = nbuf;
 			cap *= 2;
 		}
+		errno = 0;
 		got = fread(buf + len, 1, cap - len - 1, f);
 		len += got;
 		if (got == 0) {
 			if (ferror(f))
-				ret = devcg_err(err, -EIO, "%s: read error", path);
+				ret = devcg_err(err, errno ? -errno : -EIO, "%s: %s", q,
+						errno ? strerror(errno) : "read error");
 			break;
 		}
 	}
-	if (!buf)
-		ret = devcg_err(err, -ENOMEM, "%s: out of memory", path);
 	if (f != stdin)
 		fclose(f);
 	if (ret) {

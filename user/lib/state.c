@@ -54,7 +54,7 @@ static int add_program(struct devcg_state *s, const char *rel, bool visible, uin
 	fd = bpf_prog_get_fd_by_id(id);
 	if (fd < 0)
 		return devcg_err(err, -errno == -ENOENT ? -EAGAIN : -errno,
-				 "cannot open program %u: %s", id, strerror(errno));
+				 "cannot open program %u: %s", id, devcg_why(-errno, DEVCG_CAPS_FILTER));
 	if (!bpf_obj_get_info_by_fd(fd, &info, &info_len))
 		snprintf(p->name, sizeof(p->name), "%s", info.name);
 	ret = devcg_filter_read(fd, &p->policy, &p->audit, err);
@@ -87,12 +87,8 @@ static int query(int fd, __u32 qflags, __u32 *flags, struct id_list *out, struct
 		cnt = out->n;
 	}
 	out->n = 0;
-	{
-		const char *missing = errno == EPERM ? devcg_privilege_missing() : NULL;
-
-		return devcg_err(err, -errno, "cannot query device programs: %s",
-				 missing ? missing : strerror(errno));
-	}
+	return devcg_err(err, -errno, "cannot query device programs: %s",
+			 devcg_why(-errno, DEVCG_CAPS_FILTER));
 }
 
 static bool listed(const struct devcg_state *s, uint32_t id)

@@ -33,9 +33,7 @@ struct attached {
 
 static const char *why(int code)
 {
-	const char *missing = code == -EPERM || code == -EACCES ? devcg_privilege_missing() : NULL;
-
-	return missing ? missing : strerror(-code);
+	return devcg_why(code, DEVCG_CAPS_FILTER);
 }
 
 uint32_t devcg_mode_of(uint32_t attach_flags)
@@ -460,6 +458,8 @@ int devcg_replace(const char *cgroup, const struct devcg_policy *policy,
 	struct devcg_cgroup cg;
 	int ret;
 
+	if ((ret = DEVCG_REPLACE_OPTS_VALID(opts, err)))
+		return ret;
 	if (devcg_fault(DEVCG_OPT(opts, devcg_replace_opts, fail_at, NULL), "resolve"))
 		return devcg_err(err, -EIO, "injected failure at resolve");
 	ret = devcg_cgroup_resolve(cgroup, DEVCG_RESOLVE_WRITE, &cg, err);
@@ -531,6 +531,8 @@ int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 	bool need_lock = false;
 	int ret, tries;
 
+	if ((ret = DEVCG_REPLACE_OPTS_VALID(opts, err)))
+		return ret;
 	if (opts)
 		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
 	o.sz = sizeof(o);
@@ -613,6 +615,8 @@ int devcg_reset_opts(const char *cgroup, struct devcg_reset_opts *opts, struct d
 	struct stat st;
 	int ret, round;
 
+	if ((ret = DEVCG_RESET_OPTS_VALID(opts, err)))
+		return ret;
 	ret = devcg_cgroup_resolve(cgroup, DEVCG_RESOLVE_WRITE, &cg, err);
 	if (!ret)
 		ret = devcg_lock_cgroup(&cg, &lock, err);

@@ -82,7 +82,7 @@ static int ensure_tracefs(struct devcg_tracer *t, bool may_mount, struct devcg_e
 	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
 	    mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL))
 		return devcg_err(err, -errno, "tracefs is not mounted and mounting it failed: %s",
-				 strerror(errno));
+				 devcg_why(-errno, DEVCG_CAPS_TRACE));
 	note(t, "tracefs: was not mounted; mounted in devcg's own mount namespace");
 	return tracefs_ready() ? 0 : devcg_err(err, -ENOENT, "tracefs has no syscall tracepoints");
 }
@@ -97,7 +97,8 @@ static int attach_prog(struct devcg_tracer *t, struct bpf_program *prog, struct 
 	if (!link) {
 		int ret = -errno;
 
-		return devcg_err(err, ret, "cannot attach %s: %s", bpf_program__name(prog), strerror(-ret));
+		return devcg_err(err, ret, "cannot attach %s: %s", bpf_program__name(prog),
+				 devcg_why(ret, DEVCG_CAPS_TRACE));
 	}
 	t->links[t->nlinks] = link;
 	t->progs[t->nlinks++] = prog;
@@ -124,13 +125,18 @@ static int share_maps(struct devcg_tracer *t, struct bpf_map *events, struct bpf
 static int try_fentry(struct devcg_tracer *t, bool attach, struct devcg_error *err)
 {
 	int first = t->nlinks, ret;
+	struct devcg_bpf_log bl;
 
+	/* a probe of its own: libbpf's words on why this hook failed go with it */
+	devcg_bpf_log_begin(&bl);
 	t->fe = devcg_trace_fentry__open();
-	if (!t->fe)
-		return devcg_err(err, -errno, "fentry: cannot open: %s", strerror(errno));
+	if (!t->fe) {
+		ret = devcg_err(err, -errno, "fentry: cannot open: %s", strerror(errno));
+		return devcg_bpf_log_end(&bl, ret, err);
+	}
 	ret = share_maps(t, t->fe->maps.events, t->fe->maps.denials, t->fe->maps.lost);
 	if (!ret && (ret = devcg_trace_fentry__load(t->fe)))
-		devcg_err(err, ret, "fentry: loading refused: %s", strerror(-ret));
+		devcg_err(err, ret, "fentry: loading refused: %s", devcg_why(ret, DEVCG_CAPS_TRACE));
 	if (!ret && attach &&
 	    (ret = attach_prog(t, t->fe->progs.devcg_fx_cgroup_write, err) ?:
 		   attach_prog(t, t->fe->progs.devcg_fe_cgroup_write, err) ?:
@@ -141,19 +147,23 @@ static int try_fentry(struct devcg_tracer *t, bool attach, struct devcg_error *e
 		devcg_trace_fentry__destroy(t->fe);
 		t->fe = NULL;
 	}
-	return ret;
+	return devcg_bpf_log_end(&bl, ret, err);
 }
 
 static int try_kprobe(struct devcg_tracer *t, bool attach, struct devcg_error *err)
 {
 	int first = t->nlinks, ret;
+	struct devcg_bpf_log bl;
 
+	devcg_bpf_log_begin(&bl);
 	t->kp = devcg_trace_kprobe__open();
-	if (!t->kp)
-		return devcg_err(err, -errno, "kprobe: cannot open: %s", strerror(errno));
+	if (!t->kp) {
+		ret = devcg_err(err, -errno, "kprobe: cannot open: %s", strerror(errno));
+		return devcg_bpf_log_end(&bl, ret, err);
+	}
 	ret = share_maps(t, t->kp->maps.events, t->kp->maps.denials, t->kp->maps.lost);
 	if (!ret && (ret = devcg_trace_kprobe__load(t->kp)))
-		devcg_err(err, ret, "kprobe: loading refused: %s", strerror(-ret));
+		devcg_err(err, ret, "kprobe: loading refused: %s", devcg_why(ret, DEVCG_CAPS_TRACE));
 	if (!ret && attach &&
 	    (ret = attach_prog(t, t->kp->progs.devcg_kp_cgroup_write_ret, err) ?:
 		   attach_prog(t, t->kp->progs.devcg_kp_cgroup_write, err) ?:
@@ -166,7 +176,7 @@ static int try_kprobe(struct devcg_tracer *t, bool attach, struct devcg_error *e
 		devcg_trace_kprobe__destroy(t->kp);
 		t->kp = NULL;
 	}
-	return ret;
+	return devcg_bpf_log_end(&bl, ret, err);
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -203,13 +213,13 @@ static int open_tp(struct devcg_tracer *t, struct devcg_error *err)
 		return devcg_err(err, -errno, "cannot open the trace programs: %s", strerror(errno));
 	ret = devcg_trace_tp__load(t->tp);
 	if (ret)
-		return devcg_err(err, ret, "cannot load the trace programs: %s%s", strerror(-ret),
-				 ret == -EPERM ? " (devcg trace needs root)" : "");
+		return devcg_err(err, ret, "cannot load the trace programs: %s",
+				 devcg_why(ret, DEVCG_CAPS_TRACE));
 	return 0;
 }
 
-int devcg_tracer_open(struct devcg_tracer **out, const struct devcg_tracer_opts *opts,
-		      struct devcg_error *err)
+static int tracer_open(struct devcg_tracer **out, const struct devcg_tracer_opts *opts,
+		       struct devcg_error *err)
 {
 	enum devcg_hooks hooks = DEVCG_OPT(opts, devcg_tracer_opts, hooks, DEVCG_HOOKS_AUTO);
 	struct devcg_tracer *t = calloc(1, sizeof(*t));
@@ -297,6 +307,21 @@ fail:
 	return ret;
 }
 
+int devcg_tracer_open(struct devcg_tracer **out, const struct devcg_tracer_opts *opts,
+		      struct devcg_error *err)
+{
+	struct devcg_bpf_log bl;
+	int ret;
+
+	/* its callers initialise it with braces, which may leave padding
+	 * unset: only what lies past the whole struct must be zero */
+	if ((ret = devcg_opts_check(opts, sizeof(*opts), "devcg_tracer_opts", err)))
+		return ret;
+	devcg_bpf_log_begin(&bl);
+	ret = tracer_open(out, opts, err);
+	return devcg_bpf_log_end(&bl, ret, err);
+}
+
 void devcg_tracer_close(struct devcg_tracer *t)
 {
 	int i;
@@ -335,12 +360,15 @@ int devcg_tracer_write_source(const struct devcg_tracer *t)
 
 int devcg_tracer_poll(struct devcg_tracer *t, int timeout_ms, devcg_trace_cb cb, void *ctx)
 {
+	struct devcg_bpf_log bl;
 	int ret;
 
 	t->cb = cb;
 	t->cb_ctx = ctx;
 	t->seen = 0;
+	devcg_bpf_log_begin(&bl);
 	ret = ring_buffer__poll(t->rb, timeout_ms);
+	devcg_bpf_log_end(&bl, 0, NULL);
 	return ret < 0 && ret != -EINTR ? ret : t->seen;
 }
 
@@ -465,16 +493,18 @@ int devcg_tracer_stats(const struct devcg_tracer *t, struct devcg_prog_stats *ou
 int devcg_tracer_probe(enum devcg_hooks hooks, bool attach, struct devcg_error *err)
 {
 	struct devcg_tracer *t = calloc(1, sizeof(*t));
+	struct devcg_bpf_log bl;
 	int ret;
 
 	if (!t)
 		return devcg_err(err, -ENOMEM, "out of memory");
 	t->stats_fd = -1;
+	devcg_bpf_log_begin(&bl);
 	ret = open_tp(t, err);
 	if (!ret && hooks == DEVCG_HOOKS_FENTRY)
 		ret = try_fentry(t, attach, err);
 	else if (!ret && hooks == DEVCG_HOOKS_KPROBE)
 		ret = try_kprobe(t, attach, err);
 	devcg_tracer_close(t);
-	return ret;
+	return devcg_bpf_log_end(&bl, ret, err);
 }
