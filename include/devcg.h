@@ -102,10 +102,29 @@ struct devcg_error {
 
 struct devcg_rules;
 
+/*
+ * The container runtimes whose device policy devcg reproduces: what each
+ * installs for a config.json is its own default devices plus
+ * linux.resources.devices, in its own order (see README, "Using devcg from
+ * a runtime"). DEVCG_RUNTIME_AUTO is only for devcg_oci_hook(): the runtime
+ * that runs the hook.
+ */
+enum devcg_runtime {
+	DEVCG_RUNTIME_NONE = 0, /* only what the file says */
+	DEVCG_RUNTIME_RUNC = 1, /* runc 1.1.x */
+	DEVCG_RUNTIME_CRUN = 2, /* crun 1.8.x */
+	DEVCG_RUNTIME_AUTO = 3,
+};
+
 struct devcg_parse_opts {
 	size_t sz;
 	/* where char-NAME and block-NAME are looked up; NULL: /proc/devices */
 	const char *proc_devices;
+	/* An OCI config.json yields the list this runtime installs, not only
+	 * linux.resources.devices (other inputs are not affected); a list the
+	 * runtime refuses, or whose runtime program no cgroup v1 policy
+	 * reproduces, is an error. */
+	enum devcg_runtime runtime;
 };
 
 DEVCG_API struct devcg_rules *devcg_rules_new(void);

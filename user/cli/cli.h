@@ -45,10 +45,15 @@ struct policy_args {
 		const char *text;
 	} src[CLI_MAX_SOURCES];
 	int n;
+	/* how files are parsed (a runtime profile); NULL: the defaults */
+	const struct devcg_parse_opts *parse;
 };
 /* Add a source; a usage error (EXIT_USAGE) when there are too many. */
 int cli_add_source(struct cli *cli, struct policy_args *pa, bool file, const char *text);
 int cli_policy_from(struct cli *cli, const struct policy_args *pa, struct devcg_policy **out);
+
+/* --runtime NAME: runc, crun, or (when AUTO_OK) auto; a usage error otherwise. */
+int cli_runtime(struct cli *cli, const char *name, bool auto_ok, enum devcg_runtime *out);
 
 /* Parse "TYPE MAJOR:MINOR ACCESS" request words (ACCESS may be "" or "-"). */
 int cli_parse_request(struct cli *cli, char **words, uint8_t *type, uint32_t *major,

@@ -77,7 +77,7 @@ int cli_policy_from(struct cli *cli, const struct policy_args *pa, struct devcg_
 		char source[32];
 
 		if (pa->src[i].file) {
-			ret = devcg_rules_parse_file(list, pa->src[i].text, NULL, &err);
+			ret = devcg_rules_parse_file(list, pa->src[i].text, pa->parse, &err);
 			continue;
 		}
 		snprintf(source, sizeof(source), "argument %d", ++nrule);
@@ -346,4 +346,17 @@ int cli_one_cgroup(struct cli *cli, int argc, char **argv, const struct verb *v,
 		return cli_usage(cli, "expected one CGROUP");
 	*cgroup = argv[optind];
 	return -1;
+}
+
+int cli_runtime(struct cli *cli, const char *name, bool auto_ok, enum devcg_runtime *out)
+{
+	if (!strcmp(name, "runc"))
+		*out = DEVCG_RUNTIME_RUNC;
+	else if (!strcmp(name, "crun"))
+		*out = DEVCG_RUNTIME_CRUN;
+	else if (auto_ok && !strcmp(name, "auto"))
+		*out = DEVCG_RUNTIME_AUTO;
+	else
+		return cli_usage(cli, "--runtime must be runc or crun%s, not '%s'", auto_ok ? " or auto" : "", name);
+	return EXIT_OK;
 }

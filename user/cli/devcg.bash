@@ -19,13 +19,14 @@ _devcg()
 	-f|--file|-r|--rules) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	--only) COMPREPLY=($(compgen -W "gap writes denials" -- "$cur")); return ;;
 	--hooks) COMPREPLY=($(compgen -W "auto tracepoint kprobe fentry" -- "$cur")); return ;;
+	--runtime) COMPREPLY=($(compgen -W "runc crun" -- "$cur")); return ;;
 	esac
 	local opts="-j --json -h --help"
 	case $verb in
 	replace) opts="$opts -f --file --audit --force --v1" ;;
 	allow|deny) opts="$opts --audit --force" ;;
 	check) opts="$opts -r --rules" ;;
-	compile) opts="$opts -f --file" ;;
+	compile) opts="$opts -f --file --runtime" ;;
 	trace) opts="$opts --cgroup --pid --comm --duration --only --hooks --stats" ;;
 	esac
 	if [[ $cur == -* ]]; then

@@ -49,9 +49,18 @@ uint8_t devcg_policy_access_of(const struct devcg_policy *policy, const struct d
 /* Read a whole file (or stdin for "-") into a NUL-terminated buffer. */
 int devcg_read_file(const char *path, char **buf, size_t *len, struct devcg_error *err);
 
-/* Parse the OCI JSON forms; appends to RULES only on success. */
+/* Parse the OCI JSON forms; appends to RULES only on success. With
+ * opts->runtime set, a config.json yields that runtime's whole list. */
 int devcg_parse_oci(struct devcg_rules *rules, const char *text, size_t len,
-		    const char *source, struct devcg_error *err);
+		    const char *source, const struct devcg_parse_opts *opts, struct devcg_error *err);
+
+/* runtime.c: append the list RT installs for linux.resources.devices RES
+ * (N) and linux.devices paths PATHS (NPATHS); on error, *WHERE is the index
+ * of the resources rule at fault, or -1. */
+int devcg_runtime_rules(struct devcg_rules *rules, enum devcg_runtime rt, const struct devcg_rule *res,
+			size_t n, const char *const *paths, size_t npaths, long *where,
+			struct devcg_error *err);
+const char *devcg_runtime_name(enum devcg_runtime rt);
 
 /* Append many rules at once, or none. */
 int devcg_rules_append(struct devcg_rules *rules, const struct devcg_rule *add, size_t n,
