@@ -287,3 +287,33 @@ UTEST(without_a_runtime_a_config_json_gives_only_its_resources)
 	CHECK_INT(devcg_rules_count(r), 1);
 	devcg_rules_free(r);
 }
+
+UTEST(runtime_profiles_take_at_most_1024_resources_rules)
+{
+	size_t cap = 1100 * 80;
+	char *list = malloc(cap), *text;
+	size_t len = 0;
+
+	CHECK(list);
+	len += (size_t)snprintf(list + len, cap - len, "[" DENY_ALL);
+	for (int i = 1; i < 1025; i++)
+		len += (size_t)snprintf(list + len, cap - len,
+					",{\"allow\": true, \"type\": \"c\", \"major\": %d, \"minor\": %d, \"access\": \"r\"}",
+					100 + i % 50, i);
+	snprintf(list + len, cap - len, "]");
+	text = malloc(cap + 256);
+	CHECK(text);
+	snprintf(text, cap + 256, "{\"ociVersion\": \"1.0.2\", \"linux\": {\"resources\": {\"devices\": %s}}}", list);
+	PROFILE_ERR(DEVCG_RUNTIME_RUNC, text, -E2BIG, "in: 1025 device rules: a runc profile takes at most 1024");
+	/* control: 1024 are taken */
+	{
+		char *last = text, *p;
+
+		while ((p = strstr(last + 1, ",{")))
+			last = p;
+		strcpy(last, "]}}}");
+	}
+	devcg_rules_free(profile(DEVCG_RUNTIME_CRUN, text));
+	free(list);
+	free(text);
+}

@@ -50,7 +50,7 @@
 
 /* A resources list longer than this is refused: the check below is
  * quadratic in it. */
-#define MAX_RUNTIME_RULES 4096
+#define MAX_RUNTIME_RULES 1024
 
 #define R(v, t, ma, mi, a) \
 	{ .verb = DEVCG_VERB_##v, .type = DEVCG_##t, .major = ma, .minor = mi, .access = a }
@@ -190,12 +190,73 @@ static uint32_t unnamed(const struct values *vs)
 	return v;
 }
 
+/* One request class: a type, major and minor standing for all like it. */
+struct point {
+	uint32_t major, minor;
+};
+
+static int point_add(struct point **v, size_t *n, uint32_t major, uint32_t minor)
+{
+	struct point *nv = realloc(*v, (*n + 1) * sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	nv[(*n)++] = (struct point){ major, minor };
+	*v = nv;
+	return 0;
+}
+
 /*
- * Compare the chain with the v1 policy on every class of request: a
- * request's decision depends only on which rule keys match it, so the
- * numbers the rules name, plus one number no rule names, for majors and
- * minors of each type, cover every case.
+ * The numbers of type T that stand for every request: a request's decision
+ * depends only on which rule keys match it. With the exact key, that is
+ * the key itself; without it, the keys (MAJOR, *) and (*, MINOR): a major
+ * without a (MAJOR, *) key behaves as one no rule names, and so does a
+ * minor, so the named majors with an unnamed minor, the reverse, the
+ * majors with (MAJOR, *) keys crossed with the minors with (*, MINOR) keys,
+ * and two unnamed numbers cover every class.
  */
+static int points_of(const struct chain *c, uint8_t t, struct point **pts, size_t *npts)
+{
+	struct values majors = { 0 }, minors = { 0 }, wmajors = { 0 }, wminors = { 0 };
+	uint32_t umajor, uminor;
+	size_t i, j;
+	int ret = 0;
+
+	*pts = NULL;
+	*npts = 0;
+	for (i = 0; i < c->n && !ret; i++) {
+		const struct devcg_rule *r = &c->r[i].rule;
+
+		if (r->type != t)
+			continue;
+		ret = values_add(&majors, r->major) ?: values_add(&minors, r->minor);
+		if (!ret && r->major != DEVCG_ANY && r->minor != DEVCG_ANY)
+			ret = point_add(pts, npts, r->major, r->minor);
+		if (!ret && r->minor == DEVCG_ANY)
+			ret = values_add(&wmajors, r->major);
+		if (!ret && r->major == DEVCG_ANY)
+			ret = values_add(&wminors, r->minor);
+	}
+	umajor = unnamed(&majors);
+	uminor = unnamed(&minors);
+	for (i = 0; i < majors.n && !ret; i++)
+		ret = point_add(pts, npts, majors.v[i], uminor);
+	for (i = 0; i < minors.n && !ret; i++)
+		ret = point_add(pts, npts, umajor, minors.v[i]);
+	for (i = 0; i < wmajors.n && !ret; i++)
+		for (j = 0; j < wminors.n && !ret; j++)
+			ret = point_add(pts, npts, wmajors.v[i], wminors.v[j]);
+	if (!ret)
+		ret = point_add(pts, npts, umajor, uminor);
+	free(majors.v);
+	free(minors.v);
+	free(wmajors.v);
+	free(wminors.v);
+	return ret;
+}
+
+/* Compare the chain with the v1 policy on every class of request with
+ * some access. */
 static int check_equal(const struct chain *c, const struct devcg_policy *policy,
 		       enum devcg_runtime rt, struct devcg_error *err)
 {
@@ -203,54 +264,44 @@ static int check_equal(const struct chain *c, const struct devcg_policy *policy,
 	int ret = 0;
 
 	for (int t = 0; t < 2 && !ret; t++) {
-		struct values majors = { 0 }, minors = { 0 };
-		size_t i, j;
+		struct point *pts;
+		size_t npts, i;
 
-		for (i = 0; i < c->n && !ret; i++) {
-			const struct devcg_rule *r = &c->r[i].rule;
-
-			if (r->type == types[t] || r->type == DEVCG_ALL)
-				ret = values_add(&majors, r->major) ?: values_add(&minors, r->minor);
+		if (points_of(c, types[t], &pts, &npts)) {
+			free(pts);
+			return devcg_err(err, -ENOMEM, "out of memory");
 		}
-		if (!ret)
-			ret = values_add(&majors, unnamed(&majors)) ?: values_add(&minors, unnamed(&minors));
-		if (ret) {
-			ret = devcg_err(err, ret, "out of memory");
-		}
-		for (i = 0; i < majors.n && !ret; i++) {
-			for (j = 0; j < minors.n && !ret; j++) {
-				for (uint8_t acc = 1; acc <= DEVCG_ACC_ALL && !ret; acc++) {
-					const struct sourced *by;
-					bool theirs = chain_decide(c, types[t], majors.v[i], minors.v[j], acc, &by);
-					int ours = devcg_policy_check(policy, types[t], majors.v[i], minors.v[j], acc,
-								      NULL, NULL);
-					struct devcg_rule req = {
-						.verb = DEVCG_VERB_ALLOW, .type = types[t], .access = acc,
-						.major = majors.v[i], .minor = minors.v[j],
-					};
-					char reqt[64], why[160] = "no rule matches it";
+		for (i = 0; i < npts && !ret; i++) {
+			for (uint8_t acc = 1; acc <= DEVCG_ACC_ALL && !ret; acc++) {
+				const struct sourced *by;
+				bool theirs = chain_decide(c, types[t], pts[i].major, pts[i].minor, acc, &by);
+				int ours = devcg_policy_check(policy, types[t], pts[i].major, pts[i].minor, acc,
+							      NULL, NULL);
+				struct devcg_rule req = {
+					.verb = DEVCG_VERB_ALLOW, .type = types[t], .access = acc,
+					.major = pts[i].major, .minor = pts[i].minor,
+				};
+				char reqt[64], why[160] = "no rule matches it";
 
-					if (ours < 0 || (ours == 1) == theirs)
-						continue;
-					rule_text(&req, reqt, sizeof(reqt));
-					if (by) {
-						char o[128];
+				if (ours < 0 || (ours == 1) == theirs)
+					continue;
+				rule_text(&req, reqt, sizeof(reqt));
+				if (by) {
+					char o[128];
 
-						origin_text(by, rt, o, sizeof(o));
-						snprintf(why, sizeof(why), "its first matching rule is %s", o);
-					}
-					ret = devcg_err(err, -EINVAL,
-							"%s's device program %s %s (%s), where the same list "
-							"in cgroup v1 semantics %s it; devcg cannot reproduce "
-							"%s's program for this list",
-							devcg_runtime_name(rt), theirs ? "allows" : "denies",
-							reqt + strlen("allow "), why, ours ? "allows" : "denies",
-							devcg_runtime_name(rt));
+					origin_text(by, rt, o, sizeof(o));
+					snprintf(why, sizeof(why), "its first matching rule is %s", o);
 				}
+				ret = devcg_err(err, -EINVAL,
+						"%s's device program %s %s (%s), where the same list in "
+						"cgroup v1 semantics %s it; devcg cannot reproduce %s's "
+						"program for this list",
+						devcg_runtime_name(rt), theirs ? "allows" : "denies",
+						reqt + strlen("allow "), why, ours ? "allows" : "denies",
+						devcg_runtime_name(rt));
 			}
 		}
-		free(majors.v);
-		free(minors.v);
+		free(pts);
 	}
 	return ret;
 }
