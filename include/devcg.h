@@ -305,6 +305,51 @@ DEVCG_API int devcg_state_check(const struct devcg_state *state, uint8_t type, u
 DEVCG_API int devcg_replace_v1(const char *dir, const struct devcg_policy *policy,
 			       struct devcg_error *err);
 
+/* ---- OCI runtime hooks --------------------------------------------------- */
+
+/* The annotation whose value holds a container's extra rules (lines, or
+ * rules separated by ';'), applied after the runtime's policy. */
+#define DEVCG_OCI_ANNOTATION "io.devcg.rules"
+
+/*
+ * The cgroup v2 directory of process PID, as a path in this process's mount
+ * namespace (through whichever cgroup2 mount shows it), in BUF. Refuses
+ * (-EPERM) the root cgroup and the caller's own cgroup.
+ */
+DEVCG_API int devcg_pid_cgroup(int pid, char *buf, size_t len, struct devcg_error *err);
+
+struct devcg_oci_hook_opts {
+	size_t sz;
+	/* whose policy the container gets (DEVCG_RUNTIME_AUTO: the parent
+	 * process's, which runs the hook) */
+	enum devcg_runtime runtime;
+	/* rules applied after the runtime's policy, before the annotation's */
+	const struct devcg_rules *rules;
+	/* the annotation with extra rules; NULL: DEVCG_OCI_ANNOTATION, "": none */
+	const char *annotation;
+	bool audit;
+	bool force;
+	/* Out: the container's cgroup, the program now attached, the one it
+	 * replaced (0: none), the runtime whose policy was used. */
+	char cgroup[4096];
+	uint32_t prog_id;
+	uint32_t replaced_id;
+	enum devcg_runtime runtime_used;
+};
+
+/*
+ * The work of an OCI hook (createRuntime, or prestart): STATE is the
+ * container's state JSON (LEN bytes) as the runtime gives it on standard
+ * input. Reads BUNDLE/config.json, computes the runtime's policy plus the
+ * extra rules, finds the container's cgroup from /proc/PID/cgroup and
+ * replaces its device program atomically, then checks that devcg's program
+ * is the only one attached there. Refuses the root cgroup and a process that
+ * is gone. On an error before the swap nothing is attached; the swap itself
+ * restores the previous program when it fails.
+ */
+DEVCG_API int devcg_oci_hook(const char *state, size_t len, struct devcg_oci_hook_opts *opts,
+			     struct devcg_error *err);
+
 #ifdef __cplusplus
 }
 #endif

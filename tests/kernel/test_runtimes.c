@@ -1928,3 +1928,457 @@ TEST(crun_v2_default_allow_with_denies_is_refused_by_devcg_for_what_crun_really_
 		  "devcg compile: %s", out);
 	ctr_destroy(&c);
 }
+
+/* ---- 4. devcg oci-hook ----------------------------------------------------- */
+
+/* devcg's absolute path, as a hook's "path" must be. */
+static const char *devcg_abs(void)
+{
+	static char path[PATH_MAX];
+
+	CHECK_MSG(realpath(devcg_bin(), path) != NULL, "%s: %s", devcg_bin(), strerror(errno));
+	return path;
+}
+
+/*
+ * `devcg oci-hook ARGS...` with STATE on its standard input: its exit code,
+ * its standard output in OUT and standard error in ERR.
+ */
+static int hook_run(const char *state, const char *const args[], char *out, size_t outlen, char *err,
+		    size_t errlen)
+{
+	char dir[128], in[160], o[160], e[160], *argv[32];
+	size_t n = 0;
+	pid_t pid;
+	int rc;
+
+	/* named so that the suite's cleanup removes it after a crash */
+	snprintf(dir, sizeof(dir), "/tmp/devcg-test-%s-rt-XXXXXX", scratch_tag());
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(in, sizeof(in), "%s/in", dir);
+	snprintf(o, sizeof(o), "%s/out", dir);
+	snprintf(e, sizeof(e), "%s/err", dir);
+	CHECK(!write_text(in, state));
+	argv[n++] = (char *)devcg_bin();
+	argv[n++] = "oci-hook";
+	for (size_t i = 0; args[i] && n < 31; i++)
+		argv[n++] = (char *)args[i];
+	argv[n] = NULL;
+	fflush(NULL);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		int fi = open(in, O_RDONLY), fo = open(o, O_WRONLY | O_CREAT, 0600),
+		    fe = open(e, O_WRONLY | O_CREAT, 0600);
+
+		if (fi < 0 || fo < 0 || fe < 0)
+			_exit(126);
+		dup2(fi, 0);
+		dup2(fo, 1);
+		dup2(fe, 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	rc = wait_child(pid, CMD_TIMEOUT_S);
+	if (read_text(o, out, outlen) < 0)
+		out[0] = 0;
+	if (read_text(e, err, errlen) < 0)
+		err[0] = 0;
+	rm_rf(dir);
+	return rc;
+}
+
+#define HOOK(state, out, err, ...) \
+	hook_run(state, (const char *const[]){ __VA_ARGS__, NULL }, out, sizeof(out), err, sizeof(err))
+
+static int sleep_forever(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return 0;
+}
+
+/* A bundle directory with the config.json of `runc spec`'s device list. */
+static void hook_bundle(char *dir, size_t size, const char *devices)
+{
+	char path[PATH_MAX], text[4096];
+
+	snprintf(dir, size, "/tmp/devcg-test-%s-rt-XXXXXX", scratch_tag());
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, size, "%s/config.json", dir);
+	snprintf(text, sizeof(text), "{\"ociVersion\": \"1.0.2\", \"root\": {\"path\": \"rootfs\"},\n"
+				     " \"linux\": {\"resources\": {\"devices\": %s}}}\n", devices);
+	CHECK(!write_text(path, text));
+}
+
+static void hook_state(char *buf, size_t size, pid_t pid, const char *bundle, const char *annotations)
+{
+	snprintf(buf, size, "{\"ociVersion\": \"1.0.2\", \"id\": \"devcg-test\", \"status\": \"created\", "
+			    "\"pid\": %d, \"bundle\": \"%s\"%s%s}", (int)pid, bundle,
+		 annotations ? ", \"annotations\": " : "", annotations ? annotations : "");
+}
+
+/* The policy lines of `devcg show CG` (no comments). */
+static void show_policy(const char *cg, char *out, size_t size)
+{
+	char buf[8192], *line, *save = NULL;
+	char *argv[] = { (char *)devcg_bin(), "show", (char *)cg, NULL };
+
+	CHECK_INT(run_capture(argv, buf, sizeof(buf), false), 0);
+	out[0] = 0;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (line[0] != '#')
+			snprintf(out + strlen(out), size - strlen(out), "%s\n", line);
+}
+
+/* `devcg compile ARGS...`, which must succeed. */
+static void compiled(char *out, size_t size, const char *const args[])
+{
+	char *argv[32];
+	size_t n = 0;
+
+	argv[n++] = (char *)devcg_bin();
+	argv[n++] = "compile";
+	for (size_t i = 0; args[i] && n < 31; i++)
+		argv[n++] = (char *)args[i];
+	argv[n] = NULL;
+	CHECK_MSG(run_capture(argv, out, size, true) == 0, "devcg compile: %s", out);
+}
+
+#define COMPILED(out, ...) compiled(out, sizeof(out), (const char *const[]){ __VA_ARGS__, NULL })
+
+/* Until PID (a scratch_spawn() child) is in CG. */
+static void wait_joined(const char *cg, pid_t pid)
+{
+	char buf[256];
+
+	for (int i = 0; i < 5000; i++) {
+		if (scratch_cgroup_read(cg, "cgroup.procs", buf, sizeof(buf)) > 0 && atoi(buf) == pid)
+			return;
+		usleep(1000);
+	}
+	test_fail(__FILE__, __LINE__, "process %d did not join %s", (int)pid, cg);
+}
+
+TEST(oci_hook_installs_the_runtime_policy_and_extras_on_the_cgroup_of_the_state_pid)
+{
+	char cg[PATH_MAX], bundle[PATH_MAX], config[PATH_MAX], state[8192], out[4096], err[4096];
+	char live[8192], want[8192], without[8192];
+	uint32_t ids[64];
+	pid_t child;
+
+	if (geteuid() != 0)
+		SKIP("needs root");
+	CHECK(scratch_cgroup2_root() != NULL);
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	child = scratch_spawn(cg, sleep_forever, NULL);
+	CHECK(child > 0);
+	hook_bundle(bundle, sizeof(bundle), RUNC_SPEC_DEVICES);
+	snprintf(config, sizeof(config), "%s/config.json", bundle);
+	hook_state(state, sizeof(state), child, bundle,
+		   "{\"io.devcg.rules\": \"allow c 10:229 rwm; allow c 42:* r\", \"other\": \"x\"}");
+	wait_joined(cg, child);
+	CHECK_INT(HOOK(state, out, err, "--runtime", "runc", "allow b 42:0 r"), 0);
+	CHECK_MSG(!err[0], "stderr: %s", err);
+	CHECK_INT(attached(cg, ids, NULL), 1);
+	show_policy(cg, live, sizeof(live));
+	COMPILED(want, "--runtime", "runc", "-f", config, "allow b 42:0 r", "allow c 10:229 rwm", "allow c 42:* r");
+	CHECK_STR(live, want);
+	/* control: the extras are really there */
+	COMPILED(without, "--runtime", "runc", "-f", config);
+	CHECK(strcmp(live, without));
+	/* again, now over devcg's own program: replaced, still one */
+	CHECK_INT(HOOK(state, out, err, "-j", "--runtime", "runc"), 0);
+	CHECK_MSG(strstr(out, "\"replaced_id\":") && !strstr(out, "\"replaced_id\":0"), "%s", out);
+	CHECK_INT(attached(cg, ids, NULL), 1);
+	rm_rf(bundle);
+}
+
+static int exit_now(void *arg)
+{
+	(void)arg;
+	return 0;
+}
+
+/* A device program of the test's own that allows everything, as a runtime's would. */
+static int foreign_allow_all(void)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 1 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_CGROUP_DEVICE, "runtime_dev", "GPL", insns, 2, NULL);
+
+	CHECK_MSG(fd >= 0, "loading a foreign program: %s", strerror(errno));
+	return fd;
+}
+
+/* One line on standard error, naming the failure, and nothing attached. */
+static void hook_fails(const char *cg, const char *state, const char *want, const char *const args[])
+{
+	char out[4096], err[4096];
+	uint32_t ids[64];
+	int rc = hook_run(state, args, out, sizeof(out), err, sizeof(err));
+
+	CHECK_MSG(rc == 1, "exit %d, stdout %s, stderr %s", rc, out, err);
+	CHECK_MSG(!strncmp(err, "devcg oci-hook: ", 16) && strchr(err, '\n') == err + strlen(err) - 1,
+		  "stderr is not one line: \"%s\"", err);
+	CHECK_MSG(strstr(err, want), "stderr \"%s\" does not say \"%s\"", err, want);
+	CHECK_INT(attached(cg, ids, NULL), 0);
+}
+
+TEST(oci_hook_failures_are_one_line_on_stderr_and_attach_nothing)
+{
+	char cg[PATH_MAX], bundle[PATH_MAX], bad[PATH_MAX], state[8192], path[PATH_MAX];
+	const char *const runc[] = { "--runtime", "runc", NULL };
+	pid_t child, gone;
+
+	if (geteuid() != 0)
+		SKIP("needs root");
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	child = scratch_spawn(cg, sleep_forever, NULL);
+	CHECK(child > 0);
+	hook_bundle(bundle, sizeof(bundle), RUNC_SPEC_DEVICES);
+	wait_joined(cg, child);
+
+	hook_fails(cg, "{\"ociVersion\": ", "container state: invalid JSON", runc);
+	hook_fails(cg, "[]", "container state: not a JSON object", runc);
+	snprintf(state, sizeof(state), "{\"ociVersion\": \"1.0.2\", \"id\": \"x\", \"bundle\": \"%s\"}", bundle);
+	hook_fails(cg, state, "no \"pid\" of a process", runc);
+	/* a bundle that is not there */
+	snprintf(path, sizeof(path), "%s/missing", bundle);
+	hook_state(state, sizeof(state), child, path, NULL);
+	hook_fails(cg, state, "config.json: No such file or directory", runc);
+	/* a list runc refuses */
+	hook_bundle(bad, sizeof(bad),
+		    "[{\"allow\": false, \"access\": \"rwm\"}, {\"allow\": true, \"type\": \"c\", \"major\": 42, "
+		    "\"access\": \"rwm\"}, {\"allow\": false, \"type\": \"c\", \"major\": 42, \"minor\": 1, "
+		    "\"access\": \"r\"}]");
+	hook_state(state, sizeof(state), child, bad, NULL);
+	hook_fails(cg, state, "runc refuses this list", runc);
+	/* a bad rule in the annotation */
+	hook_state(state, sizeof(state), child, bundle, "{\"io.devcg.rules\": \"allow q 1:2 r\"}");
+	hook_fails(cg, state, "annotation io.devcg.rules", runc);
+	/* auto, and the parent is not a runtime */
+	hook_state(state, sizeof(state), child, bundle, NULL);
+	hook_fails(cg, state, "cannot tell the runtime that runs this hook",
+		   (const char *const[]){ "--runtime", "auto", NULL });
+	/* a process that is gone */
+	gone = scratch_spawn(cg, exit_now, NULL);
+	CHECK(gone > 0);
+	scratch_wait(gone);
+	hook_state(state, sizeof(state), gone, bundle, NULL);
+	hook_fails(cg, state, "is gone", runc);
+	/* two programs of others on the cgroup: devcg's would be ANDed with
+	 * the one it does not replace, so the hook refuses and adds none */
+	{
+		char two[PATH_MAX], out[4096], err[4096];
+		uint32_t ids[64];
+		pid_t other;
+		int cfd, p1 = foreign_allow_all(), p2 = foreign_allow_all();
+
+		CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), two, sizeof(two)));
+		other = scratch_spawn(two, sleep_forever, NULL);
+		CHECK(other > 0);
+		wait_joined(two, other);
+		cfd = open(two, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		CHECK(cfd >= 0);
+		CHECK(!bpf_prog_attach(p1, cfd, BPF_CGROUP_DEVICE, BPF_F_ALLOW_MULTI));
+		CHECK(!bpf_prog_attach(p2, cfd, BPF_CGROUP_DEVICE, BPF_F_ALLOW_MULTI));
+		hook_state(state, sizeof(state), other, bundle, NULL);
+		CHECK_INT(HOOK(state, out, err, "--runtime", "runc"), 1);
+		CHECK_MSG(strchr(err, '\n') == err + strlen(err) - 1, "stderr: %s", err);
+		CHECK_INT(attached(two, ids, NULL), 2);
+		close(cfd);
+		close(p1);
+		close(p2);
+	}
+	/* control: the same state with a live pid works */
+	{
+		char out[4096], err[4096];
+		uint32_t ids[64];
+
+		hook_state(state, sizeof(state), child, bundle, NULL);
+		CHECK_MSG(HOOK(state, out, err, "--runtime", "runc") == 0, "%s", err);
+		CHECK_INT(attached(cg, ids, NULL), 1);
+	}
+	rm_rf(bundle);
+	rm_rf(bad);
+}
+
+/* 0 when looking up its own cgroup is refused for that reason. */
+static int own_lookup(void *arg)
+{
+	struct devcg_error err = { 0 };
+	char buf[PATH_MAX];
+
+	(void)arg;
+	if (devcg_pid_cgroup(getpid(), buf, sizeof(buf), &err) != -EPERM || !strstr(err.msg, "own cgroup")) {
+		fprintf(stderr, "own cgroup: %s\n", err.msg);
+		return 1;
+	}
+	return 0;
+}
+
+TEST(oci_hook_cgroup_lookup_refuses_the_root_cgroup_and_its_own)
+{
+	char root_procs[PATH_MAX], buf[PATH_MAX], cg[PATH_MAX];
+	struct devcg_error err = { 0 };
+	pid_t child;
+
+	if (geteuid() != 0)
+		SKIP("needs root");
+	/* a child of ours, moved to the root cgroup (only looked up, never
+	 * attached to) */
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	child = scratch_spawn(cg, sleep_forever, NULL);
+	CHECK(child > 0);
+	wait_joined(cg, child);
+	CHECK_INT(devcg_pid_cgroup(child, buf, sizeof(buf), &err), 0); /* control */
+	CHECK_STR(buf, cg);
+	snprintf(root_procs, sizeof(root_procs), "%s/cgroup.procs", scratch_cgroup2_root());
+	snprintf(buf, sizeof(buf), "%d", (int)child);
+	CHECK(!write_text(root_procs, buf));
+	CHECK_INT(devcg_pid_cgroup(child, buf, sizeof(buf), &err), -EPERM);
+	CHECK_MSG(strstr(err.msg, "is in the root cgroup"), "%s", err.msg);
+	kill(child, SIGKILL);
+	scratch_wait(child);
+	/* a process of the scratch cgroup looks itself up */
+	CHECK_INT(scratch_run(cg, own_lookup, NULL), 0);
+}
+
+/* A config.json "hooks" object: devcg oci-hook at STAGE, with --runtime
+ * RUNTIME and the further arguments MORE (JSON text after a comma, or ""). */
+static void hooks_json(char *buf, size_t size, const char *stage, const char *runtime, const char *more)
+{
+	snprintf(buf, size, "{\"%s\": [{\"path\": \"%s\", \"args\": [\"devcg\", \"oci-hook\", \"--runtime\", \"%s\"%s]}]}",
+		 stage, devcg_abs(), runtime, more);
+}
+
+#define READER_ARGS "[\"/devcg-reader\", \"/dev/urandom\", \"/dev/null\"]"
+
+/*
+ * RT starts a container whose config.json runs devcg oci-hook at STAGE
+ * (--runtime auto, a rule argument, and the annotation): its process, a
+ * reader of /dev/urandom and /dev/null, sees no EPERM from its start to its
+ * end; devcg's program is the only one, with the runtime's policy and the
+ * extras; devcg allow then works on it.
+ */
+static void hook_starts_container(const char *rt, const char *stage)
+{
+	char hooks[PATH_MAX + 256], config[PATH_MAX], live[8192], want[8192], buf[8192];
+	unsigned long long eperm[2] = { 0 }, opens[2] = { 0 };
+	const struct bundle b = {
+		.resources = RUNC_SPEC_DEVICES, .hooks = hooks, .args = READER_ARGS,
+		.annotations = "{\"io.devcg.rules\": \"allow c 42:* r\"}",
+	};
+	struct creader r;
+	uint32_t ids[64];
+	struct ctr c;
+	json_t *p;
+	int rc;
+
+	need(rt, V2);
+	hooks_json(hooks, sizeof(hooks), stage, "auto", ", \"allow b 42:0 r\"");
+	ctr_start_with(&c, rt, V2, &b);
+	/* the container's process is the reader; its lines are in run's log */
+	r.pid = ctr_pid(&c);
+	snprintf(r.out, sizeof(r.out), "%s/cmd-0.log", c.dir);
+	for (int i = 0; i < 1000 && !(read_text(r.out, buf, sizeof(buf)) > 0 && strstr(buf, "ready\n")); i++)
+		usleep(10 * 1000);
+	CHECK_MSG(strstr(buf, "ready\n"), "the reader did not start: %s", buf);
+
+	CHECK_INT(attached(c.cg, ids, NULL), 1);
+	p = show_one(c.cg);
+	CHECK(json_is_true(json_object_get(p, "devcg")));
+	json_decref(p);
+	show_policy(c.cg, live, sizeof(live));
+	COMPILED(want, "--runtime", rt, "-f", config_of(&c, config, sizeof(config)), "allow b 42:0 r",
+		 "allow c 42:* r");
+	CHECK_STR(live, want);
+
+	/* it is devcg's program: devcg allow works on it */
+	CHECK_INT(fuse_open_in(&c), EPERM);
+	rc = DEVCG(NULL, "allow", c.cg, FUSE_RULE);
+	CHECK_INT(rc, 0);
+	CHECK_INT(fuse_open_in(&c), 0);
+	CHECK_INT(attached(c.cg, ids, NULL), 1);
+
+	creader_stop(&r, eperm, opens);
+	CHECK_MSG(opens[0] > 100 && opens[1] > 100, "the reader opened only %llu/%llu times", opens[0], opens[1]);
+	CHECK_INT(eperm[0], 0);
+	CHECK_INT(eperm[1], 0);
+	info("%s, hook at %s: the reader opened %llu + %llu times, 0 EPERM", rt, stage, opens[0], opens[1]);
+	ctr_destroy(&c);
+}
+
+TEST(runc_v2_oci_hook_at_create_runtime_installs_devcgs_program_alone_with_no_eperm)
+{
+	hook_starts_container("runc", "createRuntime");
+}
+
+TEST(runc_v2_oci_hook_at_prestart_installs_devcgs_program_alone_with_no_eperm)
+{
+	hook_starts_container("runc", "prestart");
+}
+
+TEST(crun_v2_oci_hook_at_create_runtime_installs_devcgs_program_alone_with_no_eperm)
+{
+	hook_starts_container("crun", "createRuntime");
+}
+
+TEST(crun_v2_oci_hook_at_prestart_installs_devcgs_program_alone_with_no_eperm)
+{
+	hook_starts_container("crun", "prestart");
+}
+
+/* The pids in the container's cgroup ("" when none). */
+static const char *ctr_procs(const struct ctr *c)
+{
+	static char buf[256];
+
+	if (scratch_cgroup_read(c->cg, "cgroup.procs", buf, sizeof(buf)) < 0)
+		buf[0] = 0;
+	return buf;
+}
+
+/* Controls: a hook whose policy lacks /dev/null, and a hook that fails. */
+static void hook_controls(const char *rt)
+{
+	char hooks[PATH_MAX + 256], out[8192];
+	const struct bundle b = { .resources = RUNC_SPEC_DEVICES, .hooks = hooks,
+				  .args = "[\"/bin/sh\", \"-c\", \": </dev/null && sleep 1000000\"]" };
+	struct ctr c;
+	int rc;
+
+	need(rt, V2);
+	hooks_json(hooks, sizeof(hooks), "createRuntime", rt, ", \"deny c 1:3 rwm\"");
+	rc = ctr_create(&c, rt, V2, &b, out, sizeof(out));
+	info("%s with a hook policy without /dev/null: exit %d: %s", rt, rc, out);
+	CHECK_MSG(rc != 0, "%s ran the container without /dev/null: %s", rt, out);
+	/* refused by the device cgroup: the runtime's own open of /dev/null
+	 * in the container (runc: "open /dev/null: operation not permitted",
+	 * crun: "failed open()ing /dev/null: Operation not permitted") */
+	CHECK_MSG(strstr(out, "/dev/null: ") && strstr(out, "peration not permitted"), "%s", out);
+	ctr_destroy(&c);
+
+	hooks_json(hooks, sizeof(hooks), "createRuntime", rt, ", \"-f\", \"/nonexistent/rules\"");
+	rc = ctr_create(&c, rt, V2, &b, out, sizeof(out));
+	CHECK_MSG(rc != 0, "%s ran the container after the hook failed: %s", rt, out);
+	/* runc passes the hook's line on; crun only its exit code */
+	CHECK_MSG(strstr(out, strcmp(rt, "runc") ? "error executing hook" :
+			 "devcg oci-hook: /nonexistent/rules: No such file or directory"), "%s", out);
+	CHECK_MSG(access(c.cg, F_OK) || !strcmp(ctr_procs(&c), ""), "a process runs in %s", c.cg);
+	ctr_destroy(&c);
+}
+
+TEST(runc_v2_oci_hook_control_a_policy_without_dev_null_or_a_failing_hook_stops_the_container)
+{
+	hook_controls("runc");
+}
+
+TEST(crun_v2_oci_hook_control_a_policy_without_dev_null_or_a_failing_hook_stops_the_container)
+{
+	hook_controls("crun");
+}

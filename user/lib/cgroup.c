@@ -124,3 +124,8 @@ void devcg_cgroup_close(struct devcg_cgroup *cg)
 		close(cg->fd);
 	cg->fd = -1;
 }
+
+void devcg_mountinfo_unescape(char *s)
+{
+	unescape(s);
+}

@@ -62,6 +62,9 @@ int devcg_runtime_rules(struct devcg_rules *rules, enum devcg_runtime rt, const 
 			struct devcg_error *err);
 const char *devcg_runtime_name(enum devcg_runtime rt);
 
+/* cgroup.c: undo mountinfo's \ooo escapes in place. */
+void devcg_mountinfo_unescape(char *s);
+
 /* Append many rules at once, or none. */
 int devcg_rules_append(struct devcg_rules *rules, const struct devcg_rule *add, size_t n,
 		       struct devcg_error *err);
