@@ -167,12 +167,12 @@ clean:
 # What `make install` puts where; `make uninstall` removes exactly these.
 INSTALLED := $(INCLUDEDIR)/devcg.h $(LIBDIR)/libdevcg.so.$(VERSION) $(LIBDIR)/libdevcg.so.$(SOVERSION) \
 	$(LIBDIR)/libdevcg.so $(LIBDIR)/libdevcg.a $(LIBDIR)/pkgconfig/devcg.pc $(BINDIR)/devcg \
-	$(MANDIR)/man8/devcg.8 $(BASHCOMPDIR)/devcg
+	$(MANDIR)/man8/devcg.8 $(BASHCOMPDIR)/devcg $(DATADIR)/containers/oci/hooks.d/devcg.json
 
 install: all
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) \
-		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPDIR)
+		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DATADIR)/containers/oci/hooks.d
 	$(Q)install -m 644 include/devcg.h $(DESTDIR)$(INCLUDEDIR)/devcg.h
 	$(Q)install -m 755 $(BUILD)/libdevcg.so.$(VERSION) $(DESTDIR)$(LIBDIR)/
 	$(Q)ln -sf libdevcg.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libdevcg.so.$(SOVERSION)
@@ -184,6 +184,9 @@ install: all
 	$(Q)install -m 755 $(BUILD)/devcg $(DESTDIR)$(BINDIR)/devcg
 	$(Q)install -m 644 user/cli/devcg.8 $(DESTDIR)$(MANDIR)/man8/devcg.8
 	$(Q)install -m 644 user/cli/devcg.bash $(DESTDIR)$(BASHCOMPDIR)/devcg
+	$(Q)sed -e 's|@BINDIR@|$(BINDIR)|' tools/oci-hooks.d/devcg.json.in \
+		> $(DESTDIR)$(DATADIR)/containers/oci/hooks.d/devcg.json
+	$(Q)chmod 644 $(DESTDIR)$(DATADIR)/containers/oci/hooks.d/devcg.json
 
 uninstall:
 	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))

@@ -126,6 +126,20 @@ DEVCG_API size_t devcg_escape(char *buf, size_t len, const char *text, size_t n,
 
 struct devcg_rules;
 
+/*
+ * The container runtimes whose device policy devcg reproduces: what each
+ * installs for a config.json is its own default devices plus
+ * linux.resources.devices, in its own order (see README, "Using devcg from
+ * a runtime"). DEVCG_RUNTIME_AUTO is only for devcg_oci_hook(): the runtime
+ * that runs the hook.
+ */
+enum devcg_runtime {
+	DEVCG_RUNTIME_NONE = 0, /* only what the file says */
+	DEVCG_RUNTIME_RUNC = 1, /* runc 1.1.x */
+	DEVCG_RUNTIME_CRUN = 2, /* crun 1.8.x */
+	DEVCG_RUNTIME_AUTO = 3,
+};
+
 struct devcg_parse_opts {
 	size_t sz;
 	/* where char-NAME and block-NAME are looked up; NULL: /proc/devices */
@@ -137,6 +151,11 @@ struct devcg_parse_opts {
 	 * verb, allow when it has none.
 	 */
 	uint8_t verb;
+	/* An OCI config.json yields the list this runtime installs, not only
+	 * linux.resources.devices (other inputs are not affected); a list the
+	 * runtime refuses, or whose runtime program no cgroup v1 policy
+	 * reproduces, is an error. */
+	enum devcg_runtime runtime;
 };
 
 DEVCG_API struct devcg_rules *devcg_rules_new(void);
@@ -356,6 +375,59 @@ DEVCG_API int devcg_state_check(const struct devcg_state *state, uint8_t type, u
 #define DEVCG_V1_ALLOW_ALL_MOMENT 2 /* 'a' to devices.allow: everything allowed */
 DEVCG_API int devcg_replace_v1(const char *dir, const struct devcg_policy *policy,
 			       struct devcg_error *err);
+
+/* ---- OCI runtime hooks --------------------------------------------------- */
+
+/* The annotation whose value holds a container's extra rules (lines, or
+ * rules separated by ';'), applied after the runtime's policy. */
+#define DEVCG_OCI_ANNOTATION "io.devcg.rules"
+
+/*
+ * The cgroup v2 directory of process PID, as a path in this process's mount
+ * namespace (through whichever cgroup2 mount shows it), in BUF. Refuses
+ * (-EPERM) the root cgroup and the caller's own cgroup.
+ */
+DEVCG_API int devcg_pid_cgroup(int pid, char *buf, size_t len, struct devcg_error *err);
+
+struct devcg_oci_hook_opts {
+	size_t sz;
+	/* whose policy the container gets (DEVCG_RUNTIME_AUTO: the parent
+	 * process's, which runs the hook) */
+	enum devcg_runtime runtime;
+	/* rules applied after the runtime's policy, before the annotation's */
+	const struct devcg_rules *rules;
+	/* the annotation with extra rules; NULL: DEVCG_OCI_ANNOTATION, "": none */
+	const char *annotation;
+	bool audit;
+	bool force;
+	/* Out: the container's cgroup, the program now attached, the one it
+	 * replaced (0: none), the runtime whose policy was used. */
+	char cgroup[4096];
+	uint32_t prog_id;
+	uint32_t replaced_id;
+	enum devcg_runtime runtime_used;
+	/* As in struct devcg_replace_opts: no_systemd turns off keeping a
+	 * systemd unit's DeviceAllow= in step (the container's cgroup is a
+	 * scope with runc's and crun's systemd cgroup driver); out, the unit
+	 * and the entries added. */
+	bool no_systemd;
+	char systemd_unit[256];
+	uint32_t systemd_entries;
+};
+
+/*
+ * The work of an OCI hook (createRuntime, or prestart): STATE is the
+ * container's state JSON (LEN bytes) as the runtime gives it on standard
+ * input. Reads BUNDLE/config.json, computes the runtime's policy plus the
+ * extra rules, finds the container's cgroup from /proc/PID/cgroup and
+ * replaces its device program atomically, and so checks that devcg's
+ * program is the only one attached there (beside systemd's own, on a unit
+ * devcg keeps in step). Refuses the root cgroup and a process that
+ * is gone. On an error before the swap nothing is attached; the swap itself
+ * restores the previous program when it fails.
+ */
+DEVCG_API int devcg_oci_hook(const char *state, size_t len, struct devcg_oci_hook_opts *opts,
+			     struct devcg_error *err);
 
 #ifdef __cplusplus
 }

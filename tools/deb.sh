@@ -71,5 +71,6 @@ package libdevcg-dev libdevel "libdevcg$major (= $debver), libbpf-dev, libjansso
 	usr/include/devcg.h "$lib/libdevcg.so" "$lib/libdevcg.a" "$lib/pkgconfig/devcg.pc"
 package devcg admin "$(shlibdeps "$stage/usr/bin/devcg")" \
 	"device access for container cgroups without the EPERM window" \
-	usr/bin/devcg usr/share/man/man8/devcg.8 usr/share/bash-completion/completions/devcg
+	usr/bin/devcg usr/share/man/man8/devcg.8 usr/share/bash-completion/completions/devcg \
+	usr/share/containers/oci/hooks.d/devcg.json
 rm -rf "$stage"

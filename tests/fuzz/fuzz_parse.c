@@ -4,12 +4,13 @@
  *
  * Each input goes through both detection paths of devcg_rules_parse(): as
  * given (JSON when its first non-blank byte is '{' or '[', text otherwise),
- * as text whatever it starts with (behind a comment line), and as OCI JSON
- * whatever it starts with (devcg_parse_oci()). A parse that fails must leave
- * the list as it was and say why, naming the source. The rules of a parse
- * that succeeds are applied to a policy, which must survive the round trips
- * devcg_policy_to_rules() -> apply, and -> text -> parse -> apply, as an
- * equal policy deciding every probe alike. Any mismatch aborts.
+ * as text whatever it starts with (behind a comment line), as OCI JSON
+ * whatever it starts with (devcg_parse_oci()), and with the runc and crun
+ * profiles (a config.json gives the runtime's list). A parse that fails
+ * must leave the list as it was and say why, naming the source. The rules
+ * of a parse that succeeds are applied to a policy, which must survive the
+ * round trips devcg_policy_to_rules() -> apply, and -> text -> parse ->
+ * apply, as an equal policy deciding every probe alike. Any mismatch aborts.
  */
 #include "devcg.h"
 #include "internal.h"
@@ -190,10 +191,31 @@ static int parse_auto(struct devcg_rules *rules, const char *text, size_t len)
 static int parse_json(struct devcg_rules *rules, const char *text, size_t len)
 {
 	struct devcg_error err = { 0 };
-	int ret = devcg_parse_oci(rules, text, len, SOURCE, 0, &err);
+	int ret = devcg_parse_oci(rules, text, len, SOURCE, NULL, &err);
 
 	check_parse(rules, ret, &err);
 	return ret;
+}
+
+/* A config.json as runc or crun would install it (runtime.c). */
+static int parse_runtime(struct devcg_rules *rules, const char *text, size_t len, enum devcg_runtime rt)
+{
+	DEVCG_OPTS(devcg_parse_opts, opts, .runtime = rt);
+	struct devcg_error err = { 0 };
+	int ret = devcg_rules_parse(rules, text, len, SOURCE, &opts, &err);
+
+	check_parse(rules, ret, &err);
+	return ret;
+}
+
+static int parse_runc(struct devcg_rules *rules, const char *text, size_t len)
+{
+	return parse_runtime(rules, text, len, DEVCG_RUNTIME_RUNC);
+}
+
+static int parse_crun(struct devcg_rules *rules, const char *text, size_t len)
+{
+	return parse_runtime(rules, text, len, DEVCG_RUNTIME_CRUN);
 }
 
 static int parse_text(struct devcg_rules *rules, const char *text, size_t len)
@@ -257,7 +279,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const parse_fn paths[] = { parse_auto, parse_text, parse_json };
+	static const parse_fn paths[] = { parse_auto, parse_text, parse_json, parse_runc, parse_crun };
 	size_t i;
 
 	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {

@@ -30,16 +30,23 @@ ok install_into_destdir
 installs_every_file() {
 	for f in usr/include/devcg.h usr/lib/libdevcg.so.$version usr/lib/libdevcg.a \
 		usr/lib/pkgconfig/devcg.pc usr/bin/devcg usr/share/man/man8/devcg.8 \
-		usr/share/bash-completion/completions/devcg; do
+		usr/share/bash-completion/completions/devcg usr/share/containers/oci/hooks.d/devcg.json; do
 		[ -f "$dest/$f" ] || { echo "missing $f"; return 1; }
 	done
 	[ "$(readlink "$lib/libdevcg.so.$major")" = "libdevcg.so.$version" ] || { echo "bad .so.$major link"; return 1; }
 	[ "$(readlink "$lib/libdevcg.so")" = "libdevcg.so.$major" ] || { echo "bad .so link"; return 1; }
 	# nothing else, and nothing outside the prefix
 	n=$(find "$dest" -type f -o -type l | wc -l)
-	[ "$n" = 9 ] || { echo "expected 9 files and links, found $n:"; find "$dest"; return 1; }
+	[ "$n" = 10 ] || { echo "expected 10 files and links, found $n:"; find "$dest"; return 1; }
 }
 check installs_every_file installs_every_file
+
+hooks_d_file_runs_the_installed_devcg_on_the_annotation() {
+	f=$dest/usr/share/containers/oci/hooks.d/devcg.json
+	grep -q '"path": "/usr/bin/devcg"' "$f" && grep -q '"args": \["devcg", "oci-hook", "--runtime", "auto"\]' "$f" &&
+		grep -q 'io\\\\.devcg\\\\.rules' "$f" && ! grep -q @ "$f"
+}
+check hooks_d_file_runs_the_installed_devcg_on_the_annotation hooks_d_file_runs_the_installed_devcg_on_the_annotation
 
 soname_is_the_major_version() {
 	readelf -d "$lib/libdevcg.so.$version" | grep -q "SONAME.*\[libdevcg.so.$major\]"
@@ -131,7 +138,7 @@ else
 		holds libdevcg$major "libdevcg.so.$version" "libdevcg.so.$major" &&
 			! contents libdevcg$major | grep -q 'devcg.h\|libdevcg.a\|bin/devcg' &&
 			holds libdevcg-dev usr/include/devcg.h libdevcg.a /libdevcg.so pkgconfig/devcg.pc &&
-			holds devcg usr/bin/devcg man8/devcg.8 completions/devcg
+			holds devcg usr/bin/devcg man8/devcg.8 completions/devcg hooks.d/devcg.json
 	}
 	check each_package_holds_its_files each_package_holds_its_files
 	versions_and_depends_are_right() {

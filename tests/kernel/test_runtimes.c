@@ -74,6 +74,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -602,7 +603,8 @@ static void copy_into(const char *root, const char *path, mode_t mode)
 /* busybox and its applets, devcg-reader and the libraries ldd names. */
 static void build_rootfs(const struct ctr *c)
 {
-	static const char *const applets[] = { "sh", "sleep", "head", "mknod", "cat", "ls", "echo", "true" };
+	static const char *const applets[] = { "sh", "sleep", "head", "mknod", "cat", "ls", "echo", "true",
+					       "grep", "rm", "mkdir" };
 	static const char *const dirs[] = { "bin", "dev", "proc", "sys", "tmp" };
 	char root[PATH_MAX], path[PATH_MAX], reader[PATH_MAX], out[8192];
 	char *argv[] = { "ldd", reader, NULL }, *line, *save = NULL;
@@ -638,10 +640,33 @@ static void build_rootfs(const struct ctr *c)
 	}
 }
 
-static void write_config(const struct ctr *c, const char *cgroups_path)
+/*
+ * What a bundle may change from the tests' usual one (NULL fields keep it):
+ * linux.resources.devices (RESOURCES; NO_RESOURCES leaves the list out),
+ * linux.devices, hooks, annotations and the process's args, as JSON text.
+ */
+struct bundle {
+	const char *resources;
+	bool no_resources;
+	const char *linux_devices;
+	const char *hooks;
+	const char *annotations;
+	const char *args;
+};
+
+static void write_config(const struct ctr *c, const char *cgroups_path, const struct bundle *b)
 {
-	char path[PATH_MAX];
+	static const struct bundle usual = { 0 };
+	char path[PATH_MAX], resources[8192];
 	FILE *f;
+
+	if (!b)
+		b = &usual;
+	if (b->no_resources)
+		snprintf(resources, sizeof(resources), "{}");
+	else
+		snprintf(resources, sizeof(resources), "{\"devices\": %s}",
+			 b->resources ? b->resources : DEVICES_JSON "]");
 
 	snprintf(path, sizeof(path), "%s/config.json", c->dir);
 	f = fopen(path, "we");
@@ -652,7 +677,7 @@ static void write_config(const struct ctr *c, const char *cgroups_path)
 		"\"process\": {\n"
 		"  \"terminal\": false,\n"
 		"  \"user\": {\"uid\": 0, \"gid\": 0},\n"
-		"  \"args\": [\"/bin/sleep\", \"1000000\"],\n"
+		"  \"args\": %s,\n"
 		"  \"env\": [\"PATH=/bin\"],\n"
 		"  \"cwd\": \"/\",\n"
 		"  \"capabilities\": {\"bounding\": [\"CAP_MKNOD\"], \"effective\": [\"CAP_MKNOD\"],\n"
@@ -661,6 +686,7 @@ static void write_config(const struct ctr *c, const char *cgroups_path)
 		"},\n"
 		"\"root\": {\"path\": \"%s/rootfs\", \"readonly\": false},\n"
 		"\"hostname\": \"devcg-test\",\n"
+		"%s%s%s%s%s%s"
 		"\"mounts\": [\n"
 		"  {\"destination\": \"/proc\", \"type\": \"proc\", \"source\": \"proc\"},\n"
 		"  {\"destination\": \"/dev\", \"type\": \"tmpfs\", \"source\": \"tmpfs\",\n"
@@ -668,12 +694,18 @@ static void write_config(const struct ctr *c, const char *cgroups_path)
 		"],\n"
 		"\"linux\": {\n"
 		"  \"cgroupsPath\": \"%s\",\n"
-		"  \"resources\": {\"devices\": " DEVICES_JSON "]},\n"
+		"  \"resources\": %s,\n"
+		"%s%s%s"
 		"  \"namespaces\": [{\"type\": \"pid\"}, {\"type\": \"ipc\"}, {\"type\": \"uts\"},\n"
 		"                 {\"type\": \"mount\"}, {\"type\": \"network\"}]\n"
 		"}\n"
 		"}\n",
-		c->dir, cgroups_path);
+		b->args ? b->args : "[\"/bin/sleep\", \"1000000\"]", c->dir,
+		b->hooks ? "\"hooks\": " : "", b->hooks ? b->hooks : "", b->hooks ? ",\n" : "",
+		b->annotations ? "\"annotations\": " : "", b->annotations ? b->annotations : "",
+		b->annotations ? ",\n" : "", cgroups_path, resources,
+		b->linux_devices ? "  \"devices\": " : "", b->linux_devices ? b->linux_devices : "",
+		b->linux_devices ? ",\n" : "");
 	CHECK(!fclose(f));
 }
 
@@ -717,13 +749,14 @@ static void say_shim(void)
 	printf("    note: no CAP_SYS_RESOURCE here: crun's raise of RLIMIT_MEMLOCK is made a no-op\n");
 }
 
-/* Make the bundle, then `RT run -d`: the container sleeps in its cgroup. */
-static void ctr_start(struct ctr *c, const char *rt, enum mode mode)
+/* Make the bundle of B (NULL: the usual one), then `RT run -d`; its exit
+ * code, its output in OUT. */
+static int ctr_create(struct ctr *c, const char *rt, enum mode mode, const struct bundle *b, char *out,
+		      size_t outlen)
 {
 	static unsigned int seq;
-	char cgpath[PATH_MAX], record[PATH_MAX], text[PATH_MAX + 128], out[8192];
+	char cgpath[PATH_MAX], record[PATH_MAX], text[PATH_MAX + 128];
 	const char *root = mode == V2 ? scratch_cgroup2_root() : scratch_devices_root(), *base;
-	int rc;
 
 	memset(c, 0, sizeof(*c));
 	c->rt = rt;
@@ -755,10 +788,23 @@ static void ctr_start(struct ctr *c, const char *rt, enum mode mode)
 	snprintf(text, sizeof(text), "%s %d %s %s\n", rt, (int)mode, c->id, c->scratch);
 	CHECK(!write_text(record, text));
 	build_rootfs(c);
-	write_config(c, cgpath);
-	rc = RT(c, out, "run", "-d", "--bundle", c->dir, c->id);
+	write_config(c, cgpath, b);
+	return rt_run(c, out, outlen, (const char *const[]){ "run", "-d", "--bundle", c->dir, c->id, NULL });
+}
+
+/* The same, which must succeed: the container sleeps in its cgroup. */
+static void ctr_start_with(struct ctr *c, const char *rt, enum mode mode, const struct bundle *b)
+{
+	char out[8192];
+	int rc = ctr_create(c, rt, mode, b, out, sizeof(out));
+
 	CHECK_MSG(rc == 0, "%s run: exit %d: %s", rt, rc, out);
 	CHECK_MSG(access(c->cg, F_OK) == 0, "%s made no cgroup %s", rt, c->cg);
+}
+
+static void ctr_start(struct ctr *c, const char *rt, enum mode mode)
+{
+	ctr_start_with(c, rt, mode, NULL);
 }
 
 /*
@@ -1531,4 +1577,808 @@ TEST(runc_update_on_v2_leaves_the_device_program_alone)
 	CHECK_INT(count_gaps(all), 0);
 	json_decref(all);
 	ctr_destroy(&c);
+}
+
+/* ---- 3. the policy a runtime installs, probe by probe ---------------------- */
+
+/*
+ * The device nodes probed in a container: every default of either runtime,
+ * tun and fuse, an unlisted misc minor, an unlisted char and block major
+ * (42, no driver: the open fails with ENXIO once the cgroup allows it) with
+ * several minors, pts minors under a wildcard, and a loop device. None is a
+ * device whose driver itself refuses with EPERM without capabilities.
+ */
+static const struct {
+	char type;
+	unsigned int major, minor;
+} probed[] = {
+	{ 'c', 1, 3 },   { 'c', 1, 5 },    { 'c', 1, 7 },   { 'c', 1, 8 },   { 'c', 1, 9 },
+	{ 'c', 5, 0 },   { 'c', 5, 1 },    { 'c', 5, 2 },   { 'c', 136, 0 }, { 'c', 136, 7 },
+	{ 'c', 10, 200 }, { 'c', 10, 229 }, { 'c', 10, 250 }, { 'c', 42, 0 },  { 'c', 42, 9 },
+	{ 'b', 7, 0 },   { 'b', 42, 0 },   { 'b', 42, 3 },
+};
+#define NPROBED (sizeof(probed) / sizeof(probed[0]))
+
+/* The container's first process (its init). */
+static pid_t ctr_pid(const struct ctr *c)
+{
+	char buf[256];
+
+	CHECK(scratch_cgroup_read(c->cg, "cgroup.procs", buf, sizeof(buf)) > 0);
+	return (pid_t)strtol(buf, NULL, 10);
+}
+
+/* Make the probed nodes in the container's /dev/p, from the host (outside
+ * the container's cgroup, so a policy without mknod cannot stop it). */
+static void make_probe_nodes(const struct ctr *c)
+{
+	char dir[PATH_MAX], node[PATH_MAX + 32];
+
+	snprintf(dir, sizeof(dir), "/proc/%d/root/dev/p", (int)ctr_pid(c));
+	CHECK_MSG(!mkdir(dir, 0755) || errno == EEXIST, "mkdir %s: %s", dir, strerror(errno));
+	for (size_t i = 0; i < NPROBED; i++) {
+		snprintf(node, sizeof(node), "%s/%c-%u-%u", dir, probed[i].type, probed[i].major, probed[i].minor);
+		CHECK_MSG(!mknod(node, (probed[i].type == 'b' ? S_IFBLK : S_IFCHR) | 0600,
+				 makedev(probed[i].major, probed[i].minor)) || errno == EEXIST,
+			  "mknod %s: %s", node, strerror(errno));
+	}
+}
+
+/*
+ * Probe every node inside the container: open read-only, write-only,
+ * read-write, and mknod of a new node of the same device. One line per
+ * device, "c 1:3 ....": a '.' when the device cgroup let the request
+ * through (whatever the driver answered then), 'P' when it was refused
+ * with EPERM.
+ */
+static void probe_matrix(struct ctr *c, char *out, size_t size)
+{
+	static unsigned int run;
+	char script[16384], *p = script, log[16384];
+	int rc;
+
+	p += sprintf(p, "t() { if (\"$@\") 2>/tmp/e; then printf .; elif grep -q 'not permitted' /tmp/e; "
+			"then printf P; elif grep -q 'No such file' /tmp/e; then printf X; else printf .; fi; }; ");
+	run++;
+	for (size_t i = 0; i < NPROBED; i++) {
+		char node[64], fresh[64];
+
+		snprintf(node, sizeof(node), "/dev/p/%c-%u-%u", probed[i].type, probed[i].major, probed[i].minor);
+		snprintf(fresh, sizeof(fresh), "/dev/p/m%u-%zu", run, i);
+		p += sprintf(p, "printf '%c %u:%u '; t sh -c ': <%s'; t sh -c ': >%s'; t sh -c ': <>%s'; "
+				"t mknod %s %c %u %u; rm -f %s; echo; ",
+			     probed[i].type, probed[i].major, probed[i].minor, node, node, node, fresh,
+			     probed[i].type, probed[i].major, probed[i].minor, fresh);
+	}
+	rc = RT(c, log, "exec", c->id, "/bin/sh", "-c", script);
+	CHECK_MSG(rc == 0, "probing in the container: exit %d: %s", rc, log);
+	CHECK_MSG(!strchr(log, 'X'), "a probed node is missing: %s", log);
+	snprintf(out, size, "%s", log);
+}
+
+/* The lines of A and B that differ, for messages. */
+static void matrix_diff(const char *a, const char *b, char *out, size_t size)
+{
+	char ca[8192], cb[8192], *la, *lb, *sa = NULL, *sb = NULL;
+	size_t len = 0;
+
+	snprintf(ca, sizeof(ca), "%s", a);
+	snprintf(cb, sizeof(cb), "%s", b);
+	out[0] = 0;
+	for (la = strtok_r(ca, "\n", &sa), lb = strtok_r(cb, "\n", &sb); la || lb;
+	     la = strtok_r(NULL, "\n", &sa), lb = strtok_r(NULL, "\n", &sb))
+		if (!la || !lb || strcmp(la, lb))
+			len += (size_t)snprintf(out + len, len < size ? size - len : 0, "[%s | %s] ",
+						la ? la : "-", lb ? lb : "-");
+}
+
+/* The line of one device in a matrix ("c 1:3 ....", without the newline). */
+static const char *matrix_line(const char *m, const char *dev, char *buf, size_t size)
+{
+	const char *l = strstr(m, dev);
+
+	CHECK_MSG(l != NULL, "%s is not in the matrix: %s", dev, m);
+	snprintf(buf, size, "%.*s", (int)strcspn(l, "\n"), l);
+	return buf;
+}
+
+/* `devcg compile --runtime RT -f config.json` into DIR/NAME; its exit code,
+ * its output (and errors) in OUT. */
+static int compile_profile(struct ctr *c, const char *name, char *out, size_t size)
+{
+	char config[PATH_MAX], path[PATH_MAX];
+	char *argv[] = { (char *)devcg_bin(), "compile", "--runtime", (char *)c->rt, "-f", config, NULL };
+	int rc;
+
+	config_of(c, config, sizeof(config));
+	rc = run_capture(argv, out, size, true);
+	if (rc == 0) {
+		snprintf(path, sizeof(path), "%s/%s", c->dir, name);
+		CHECK(!write_text(path, out));
+	}
+	return rc;
+}
+
+/* Install DIR/NAME with devcg replace. */
+static void replace_with(struct ctr *c, const char *name)
+{
+	char path[PATH_MAX];
+	json_t *o = NULL;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s", c->dir, name);
+	rc = DEVCG(&o, "replace", c->cg, "-f", path);
+	CHECK_MSG(rc == 0 && o, "devcg replace -f %s: exit %d", path, rc);
+	json_decref(o);
+	CHECK_INT(attached(c->cg, (uint32_t[64]){ 0 }, NULL), 1);
+}
+
+/*
+ * Start RT's container of bundle B and probe the matrix under RT's own
+ * program; then install devcg's profile of the same config.json and probe
+ * again: every probe must agree. THEIRS gets the runtime's matrix.
+ */
+static void differential(struct ctr *c, const char *rt, const struct bundle *b, char *theirs, size_t size)
+{
+	char profile[8192], ours[8192], diff[8192];
+
+	need(rt, V2);
+	ctr_start_with(c, rt, V2, b);
+	make_probe_nodes(c);
+	probe_matrix(c, theirs, size);
+	CHECK_MSG(compile_profile(c, "profile.txt", profile, sizeof(profile)) == 0,
+		  "devcg compile --runtime %s: %s", rt, profile);
+	replace_with(c, "profile.txt");
+	probe_matrix(c, ours, sizeof(ours));
+	matrix_diff(theirs, ours, diff, sizeof(diff));
+	CHECK_MSG(!strcmp(theirs, ours), "%s and devcg's %s profile disagree [%s | devcg]: %s", rt, rt, rt,
+		  diff);
+	info("%s, %zu devices x r w rw m agree:\n%s", rt, NPROBED, theirs);
+}
+
+/* Control: the profile without one default (c 1:8 rwm, /dev/random) is
+ * seen by the same probes, on that device and no other. */
+static void control_without_random(struct ctr *c, const char *theirs)
+{
+	char profile[8192], path[PATH_MAX], cut[8192], ours[8192], a[64], b[64], *line;
+
+	snprintf(path, sizeof(path), "%s/profile.txt", c->dir);
+	CHECK(read_text(path, profile, sizeof(profile)) > 0);
+	line = strstr(profile, "allow c 1:8 rwm\n");
+	CHECK_MSG(line != NULL, "the profile has no c 1:8: %s", profile);
+	snprintf(cut, sizeof(cut), "%.*s%s", (int)(line - profile), profile, line + strlen("allow c 1:8 rwm\n"));
+	snprintf(path, sizeof(path), "%s/control.txt", c->dir);
+	CHECK(!write_text(path, cut));
+	replace_with(c, "control.txt");
+	probe_matrix(c, ours, sizeof(ours));
+	CHECK_STR(matrix_line(theirs, "c 1:8 ", a, sizeof(a)), "c 1:8 ....");
+	/* mknod stays allowed by the default 'c *:* m' */
+	CHECK_STR(matrix_line(ours, "c 1:8 ", b, sizeof(b)), "c 1:8 PPP.");
+	for (size_t i = 0; i < NPROBED; i++) {
+		char dev[32];
+
+		snprintf(dev, sizeof(dev), "%c %u:%u ", probed[i].type, probed[i].major, probed[i].minor);
+		if (strcmp(dev, "c 1:8 "))
+			CHECK_STR(matrix_line(ours, dev, b, sizeof(b)), matrix_line(theirs, dev, a, sizeof(a)));
+	}
+}
+
+#define RUNC_SPEC_DEVICES "[{\"allow\": false, \"access\": \"rwm\"}]"
+
+static void spec_bundle(const char *rt)
+{
+	const struct bundle b = { .resources = RUNC_SPEC_DEVICES };
+	char m[8192], l[64];
+	struct ctr c;
+
+	differential(&c, rt, &b, m, sizeof(m));
+	/* what each runtime's defaults are, as seen in the container */
+	CHECK_STR(matrix_line(m, "c 1:3 ", l, sizeof(l)), "c 1:3 ....");
+	CHECK_STR(matrix_line(m, "c 136:7 ", l, sizeof(l)), "c 136:7 ....");
+	CHECK_STR(matrix_line(m, "c 42:0 ", l, sizeof(l)), "c 42:0 PPP.");
+	CHECK_STR(matrix_line(m, "b 42:3 ", l, sizeof(l)), "b 42:3 PPP.");
+	CHECK_STR(matrix_line(m, "c 10:200 ", l, sizeof(l)), strcmp(rt, "runc") ? "c 10:200 PPP." : "c 10:200 ....");
+	CHECK_STR(matrix_line(m, "c 5:1 ", l, sizeof(l)), strcmp(rt, "runc") ? "c 5:1 ...." : "c 5:1 PPP.");
+	control_without_random(&c, m);
+	ctr_destroy(&c);
+}
+
+TEST(runc_v2_runc_spec_bundle_devcg_runc_profile_agrees_probe_by_probe_and_a_missing_default_shows)
+{
+	spec_bundle("runc");
+}
+
+TEST(crun_v2_runc_spec_bundle_devcg_crun_profile_agrees_probe_by_probe_and_a_missing_default_shows)
+{
+	spec_bundle("crun");
+}
+
+/* linux.devices: /dev/fuse, /dev/net/tun and /dev/zero, with no resources
+ * rule for them */
+#define LINUX_DEVICES                                                                     \
+	"[{\"path\": \"/dev/fuse\", \"type\": \"c\", \"major\": 10, \"minor\": 229, \"fileMode\": 438},\n" \
+	" {\"path\": \"/dev/net/tun\", \"type\": \"c\", \"major\": 10, \"minor\": 200, \"fileMode\": 438},\n" \
+	" {\"path\": \"/dev/zero\", \"type\": \"c\", \"major\": 1, \"minor\": 5, \"fileMode\": 438}]"
+
+static void linux_devices_bundle(const char *rt)
+{
+	const struct bundle b = { .resources = RUNC_SPEC_DEVICES, .linux_devices = LINUX_DEVICES };
+	char m[8192], l[64], out[1024];
+	struct ctr c;
+	int rc;
+
+	differential(&c, rt, &b, m, sizeof(m));
+	/* the runtime made the nodes, and gave them no rule */
+	rc = RT(&c, out, "exec", c.id, "/bin/sh", "-c", "[ -c /dev/fuse ] && [ -c /dev/net/tun ]");
+	CHECK_MSG(rc == 0, "%s made no /dev/fuse or /dev/net/tun: %s", rt, out);
+	CHECK_STR(matrix_line(m, "c 10:229 ", l, sizeof(l)), "c 10:229 PPP.");
+	/* runc drops its own /dev/zero rule for the linux.devices entry */
+	CHECK_STR(matrix_line(m, "c 1:5 ", l, sizeof(l)), strcmp(rt, "runc") ? "c 1:5 ...." : "c 1:5 PPP.");
+	ctr_destroy(&c);
+}
+
+TEST(runc_v2_linux_devices_get_no_rule_and_drop_runcs_default_and_devcg_agrees)
+{
+	linux_devices_bundle("runc");
+}
+
+TEST(crun_v2_linux_devices_get_no_rule_and_devcg_agrees)
+{
+	linux_devices_bundle("crun");
+}
+
+/* Allows, denies and wildcards after 'deny a': a deny of a default device
+ * (before the defaults) changes nothing in either runtime. */
+#define EXTRA_DEVICES                                                                       \
+	"[{\"allow\": false, \"access\": \"rwm\"},\n"                                            \
+	" {\"allow\": true, \"type\": \"c\", \"major\": 10, \"minor\": 229, \"access\": \"rwm\"},\n" \
+	" {\"allow\": true, \"type\": \"c\", \"major\": 42, \"access\": \"r\"},\n"                \
+	" {\"allow\": true, \"type\": \"b\", \"major\": 42, \"access\": \"rw\"},\n"               \
+	" {\"allow\": true, \"type\": \"b\", \"minor\": 0, \"access\": \"r\"},\n"                 \
+	" {\"allow\": false, \"type\": \"c\", \"major\": 1, \"minor\": 3, \"access\": \"rwm\"},\n" \
+	" {\"allow\": false, \"type\": \"c\", \"major\": 5, \"minor\": 0, \"access\": \"w\"}]"
+
+static void extra_bundle(const char *rt)
+{
+	const struct bundle b = { .resources = EXTRA_DEVICES };
+	char m[8192], l[64];
+	struct ctr c;
+
+	differential(&c, rt, &b, m, sizeof(m));
+	CHECK_STR(matrix_line(m, "c 10:229 ", l, sizeof(l)), "c 10:229 ....");
+	CHECK_STR(matrix_line(m, "c 42:9 ", l, sizeof(l)), "c 42:9 .PP.");
+	CHECK_STR(matrix_line(m, "b 42:3 ", l, sizeof(l)), "b 42:3 ....");
+	CHECK_STR(matrix_line(m, "b 7:0 ", l, sizeof(l)), "b 7:0 .PP.");
+	CHECK_STR(matrix_line(m, "c 1:3 ", l, sizeof(l)), "c 1:3 ....");
+	CHECK_STR(matrix_line(m, "c 5:0 ", l, sizeof(l)), "c 5:0 ....");
+	ctr_destroy(&c);
+}
+
+TEST(runc_v2_extra_allows_denies_and_wildcards_devcg_agrees)
+{
+	extra_bundle("runc");
+}
+
+TEST(crun_v2_extra_allows_denies_and_wildcards_devcg_agrees)
+{
+	extra_bundle("crun");
+}
+
+static void no_resources_bundle(const char *rt)
+{
+	const struct bundle b = { .no_resources = true };
+	char m[8192], l[64];
+	struct ctr c;
+
+	differential(&c, rt, &b, m, sizeof(m));
+	if (!strcmp(rt, "crun")) {
+		/* crun installs nothing: every device is allowed */
+		CHECK(!strchr(m, 'P'));
+	} else {
+		CHECK_STR(matrix_line(m, "c 42:0 ", l, sizeof(l)), "c 42:0 PPP.");
+	}
+	ctr_destroy(&c);
+}
+
+TEST(runc_v2_without_resources_devices_runc_denies_all_but_its_defaults_and_devcg_agrees)
+{
+	no_resources_bundle("runc");
+}
+
+TEST(crun_v2_without_resources_devices_crun_allows_every_device_and_devcg_agrees)
+{
+	no_resources_bundle("crun");
+}
+
+/* Default allow, with denies of whole access */
+#define ALLOW_DEVICES                                                                 \
+	"[{\"allow\": true, \"access\": \"rwm\"},\n"                                       \
+	" {\"allow\": false, \"type\": \"c\", \"major\": 42, \"access\": \"rwm\"},\n"      \
+	" {\"allow\": false, \"type\": \"b\", \"major\": 42, \"minor\": 3, \"access\": \"rwm\"}]"
+
+TEST(runc_v2_default_allow_with_denies_devcg_agrees)
+{
+	const struct bundle b = { .resources = ALLOW_DEVICES };
+	char m[8192], l[64];
+	struct ctr c;
+
+	differential(&c, "runc", &b, m, sizeof(m));
+	CHECK_STR(matrix_line(m, "c 42:9 ", l, sizeof(l)), "c 42:9 PPPP");
+	CHECK_STR(matrix_line(m, "b 42:3 ", l, sizeof(l)), "b 42:3 PPPP");
+	CHECK_STR(matrix_line(m, "b 42:0 ", l, sizeof(l)), "b 42:0 ....");
+	ctr_destroy(&c);
+}
+
+TEST(crun_v2_default_allow_with_denies_is_refused_by_devcg_for_what_crun_really_does)
+{
+	const struct bundle b = { .resources = ALLOW_DEVICES };
+	char m[8192], l[64], out[8192];
+	struct ctr c;
+
+	need("crun", V2);
+	ctr_start_with(&c, "crun", V2, &b);
+	make_probe_nodes(&c);
+	probe_matrix(&c, m, sizeof(m));
+	/* crun's default 'c *:* m' comes first: mknod of a denied major passes,
+	 * which no v1 policy that denies its opens can do */
+	CHECK_STR(matrix_line(m, "c 42:9 ", l, sizeof(l)), "c 42:9 PPP.");
+	CHECK_INT(compile_profile(&c, "profile.txt", out, sizeof(out)), 1);
+	CHECK_MSG(strstr(out, "crun's device program allows c 42:") && strstr(out, " m (its first matching rule is "
+										   "'allow c *:* m' (a default of crun))"),
+		  "devcg compile: %s", out);
+	ctr_destroy(&c);
+}
+
+/* ---- 4. devcg oci-hook ----------------------------------------------------- */
+
+/* devcg's absolute path, as a hook's "path" must be. */
+static const char *devcg_abs(void)
+{
+	static char path[PATH_MAX];
+
+	CHECK_MSG(realpath(devcg_bin(), path) != NULL, "%s: %s", devcg_bin(), strerror(errno));
+	return path;
+}
+
+/*
+ * `devcg oci-hook ARGS...` with STATE on its standard input: its exit code,
+ * its standard output in OUT and standard error in ERR.
+ */
+static int hook_run(const char *state, const char *const args[], char *out, size_t outlen, char *err,
+		    size_t errlen)
+{
+	char dir[128], in[160], o[160], e[160], *argv[32];
+	size_t n = 0;
+	pid_t pid;
+	int rc;
+
+	/* named so that the suite's cleanup removes it after a crash */
+	snprintf(dir, sizeof(dir), "/tmp/devcg-test-%s-rt-XXXXXX", scratch_tag());
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(in, sizeof(in), "%s/in", dir);
+	snprintf(o, sizeof(o), "%s/out", dir);
+	snprintf(e, sizeof(e), "%s/err", dir);
+	CHECK(!write_text(in, state));
+	argv[n++] = (char *)devcg_bin();
+	argv[n++] = "oci-hook";
+	for (size_t i = 0; args[i] && n < 31; i++)
+		argv[n++] = (char *)args[i];
+	argv[n] = NULL;
+	fflush(NULL);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		int fi = open(in, O_RDONLY), fo = open(o, O_WRONLY | O_CREAT, 0600),
+		    fe = open(e, O_WRONLY | O_CREAT, 0600);
+
+		if (fi < 0 || fo < 0 || fe < 0)
+			_exit(126);
+		dup2(fi, 0);
+		dup2(fo, 1);
+		dup2(fe, 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	rc = wait_child(pid, CMD_TIMEOUT_S);
+	if (read_text(o, out, outlen) < 0)
+		out[0] = 0;
+	if (read_text(e, err, errlen) < 0)
+		err[0] = 0;
+	rm_rf(dir);
+	return rc;
+}
+
+#define HOOK(state, out, err, ...) \
+	hook_run(state, (const char *const[]){ __VA_ARGS__, NULL }, out, sizeof(out), err, sizeof(err))
+
+static int sleep_forever(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return 0;
+}
+
+/* A bundle directory with the config.json of `runc spec`'s device list. */
+static void hook_bundle(char *dir, size_t size, const char *devices)
+{
+	char path[PATH_MAX], text[4096];
+
+	snprintf(dir, size, "/tmp/devcg-test-%s-rt-XXXXXX", scratch_tag());
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, size, "%s/config.json", dir);
+	snprintf(text, sizeof(text), "{\"ociVersion\": \"1.0.2\", \"root\": {\"path\": \"rootfs\"},\n"
+				     " \"linux\": {\"resources\": {\"devices\": %s}}}\n", devices);
+	CHECK(!write_text(path, text));
+}
+
+static void hook_state(char *buf, size_t size, pid_t pid, const char *bundle, const char *annotations)
+{
+	snprintf(buf, size, "{\"ociVersion\": \"1.0.2\", \"id\": \"devcg-test\", \"status\": \"created\", "
+			    "\"pid\": %d, \"bundle\": \"%s\"%s%s}", (int)pid, bundle,
+		 annotations ? ", \"annotations\": " : "", annotations ? annotations : "");
+}
+
+/* The policy lines of `devcg show CG` (no comments). */
+static void show_policy(const char *cg, char *out, size_t size)
+{
+	char buf[8192], *line, *save = NULL;
+	char *argv[] = { (char *)devcg_bin(), "show", (char *)cg, NULL };
+
+	CHECK_INT(run_capture(argv, buf, sizeof(buf), false), 0);
+	out[0] = 0;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (line[0] != '#')
+			snprintf(out + strlen(out), size - strlen(out), "%s\n", line);
+}
+
+/* `devcg compile ARGS...`, which must succeed. */
+static void compiled(char *out, size_t size, const char *const args[])
+{
+	char *argv[32];
+	size_t n = 0;
+
+	argv[n++] = (char *)devcg_bin();
+	argv[n++] = "compile";
+	for (size_t i = 0; args[i] && n < 31; i++)
+		argv[n++] = (char *)args[i];
+	argv[n] = NULL;
+	CHECK_MSG(run_capture(argv, out, size, true) == 0, "devcg compile: %s", out);
+}
+
+#define COMPILED(out, ...) compiled(out, sizeof(out), (const char *const[]){ __VA_ARGS__, NULL })
+
+/* Until PID (a scratch_spawn() child) is in CG. */
+static void wait_joined(const char *cg, pid_t pid)
+{
+	char buf[256];
+
+	for (int i = 0; i < 5000; i++) {
+		if (scratch_cgroup_read(cg, "cgroup.procs", buf, sizeof(buf)) > 0 && atoi(buf) == pid)
+			return;
+		usleep(1000);
+	}
+	test_fail(__FILE__, __LINE__, "process %d did not join %s", (int)pid, cg);
+}
+
+TEST(oci_hook_installs_the_runtime_policy_and_extras_on_the_cgroup_of_the_state_pid)
+{
+	char cg[PATH_MAX], bundle[PATH_MAX], config[PATH_MAX], state[8192], out[4096], err[4096];
+	char live[8192], want[8192], without[8192];
+	uint32_t ids[64];
+	pid_t child;
+
+	if (geteuid() != 0)
+		SKIP("needs root");
+	CHECK(scratch_cgroup2_root() != NULL);
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	child = scratch_spawn(cg, sleep_forever, NULL);
+	CHECK(child > 0);
+	hook_bundle(bundle, sizeof(bundle), RUNC_SPEC_DEVICES);
+	snprintf(config, sizeof(config), "%s/config.json", bundle);
+	hook_state(state, sizeof(state), child, bundle,
+		   "{\"io.devcg.rules\": \"allow c 10:229 rwm; allow c 42:* r\", \"other\": \"x\"}");
+	wait_joined(cg, child);
+	CHECK_INT(HOOK(state, out, err, "--runtime", "runc", "allow b 42:0 r"), 0);
+	CHECK_MSG(!err[0], "stderr: %s", err);
+	CHECK_INT(attached(cg, ids, NULL), 1);
+	show_policy(cg, live, sizeof(live));
+	COMPILED(want, "--runtime", "runc", "-f", config, "allow b 42:0 r", "allow c 10:229 rwm", "allow c 42:* r");
+	CHECK_STR(live, want);
+	/* control: the extras are really there */
+	COMPILED(without, "--runtime", "runc", "-f", config);
+	CHECK(strcmp(live, without));
+	/* again, now over devcg's own program: replaced, still one */
+	CHECK_INT(HOOK(state, out, err, "-j", "--runtime", "runc"), 0);
+	CHECK_MSG(strstr(out, "\"replaced_id\":") && !strstr(out, "\"replaced_id\":0"), "%s", out);
+	CHECK_INT(attached(cg, ids, NULL), 1);
+	rm_rf(bundle);
+}
+
+static int exit_now(void *arg)
+{
+	(void)arg;
+	return 0;
+}
+
+/* A device program of the test's own that allows everything, as a runtime's would. */
+static int foreign_allow_all(void)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 1 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_CGROUP_DEVICE, "runtime_dev", "GPL", insns, 2, NULL);
+
+	CHECK_MSG(fd >= 0, "loading a foreign program: %s", strerror(errno));
+	return fd;
+}
+
+/* One line on standard error, naming the failure, and nothing attached. */
+static void hook_fails(const char *cg, const char *state, const char *want, const char *const args[])
+{
+	char out[4096], err[4096];
+	uint32_t ids[64];
+	int rc = hook_run(state, args, out, sizeof(out), err, sizeof(err));
+
+	CHECK_MSG(rc == 1, "exit %d, stdout %s, stderr %s", rc, out, err);
+	CHECK_MSG(!strncmp(err, "devcg oci-hook: ", 16) && strchr(err, '\n') == err + strlen(err) - 1,
+		  "stderr is not one line: \"%s\"", err);
+	CHECK_MSG(strstr(err, want), "stderr \"%s\" does not say \"%s\"", err, want);
+	CHECK_INT(attached(cg, ids, NULL), 0);
+}
+
+TEST(oci_hook_failures_are_one_line_on_stderr_and_attach_nothing)
+{
+	char cg[PATH_MAX], bundle[PATH_MAX], bad[PATH_MAX], state[8192], path[PATH_MAX];
+	const char *const runc[] = { "--runtime", "runc", NULL };
+	pid_t child, gone;
+
+	if (geteuid() != 0)
+		SKIP("needs root");
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	child = scratch_spawn(cg, sleep_forever, NULL);
+	CHECK(child > 0);
+	hook_bundle(bundle, sizeof(bundle), RUNC_SPEC_DEVICES);
+	wait_joined(cg, child);
+
+	hook_fails(cg, "{\"ociVersion\": ", "container state: invalid JSON", runc);
+	hook_fails(cg, "[]", "container state: not a JSON object", runc);
+	snprintf(state, sizeof(state), "{\"ociVersion\": \"1.0.2\", \"id\": \"x\", \"bundle\": \"%s\"}", bundle);
+	hook_fails(cg, state, "no \"pid\" of a process", runc);
+	/* a bundle that is not there */
+	snprintf(path, sizeof(path), "%s/missing", bundle);
+	hook_state(state, sizeof(state), child, path, NULL);
+	hook_fails(cg, state, "config.json: No such file or directory", runc);
+	/* a list runc refuses */
+	hook_bundle(bad, sizeof(bad),
+		    "[{\"allow\": false, \"access\": \"rwm\"}, {\"allow\": true, \"type\": \"c\", \"major\": 42, "
+		    "\"access\": \"rwm\"}, {\"allow\": false, \"type\": \"c\", \"major\": 42, \"minor\": 1, "
+		    "\"access\": \"r\"}]");
+	hook_state(state, sizeof(state), child, bad, NULL);
+	hook_fails(cg, state, "runc refuses this list", runc);
+	/* a bad rule in the annotation */
+	hook_state(state, sizeof(state), child, bundle, "{\"io.devcg.rules\": \"allow q 1:2 r\"}");
+	hook_fails(cg, state, "annotation io.devcg.rules", runc);
+	/* auto, and the parent is not a runtime */
+	hook_state(state, sizeof(state), child, bundle, NULL);
+	hook_fails(cg, state, "cannot tell the runtime that runs this hook",
+		   (const char *const[]){ "--runtime", "auto", NULL });
+	/* a process that is gone */
+	gone = scratch_spawn(cg, exit_now, NULL);
+	CHECK(gone > 0);
+	scratch_wait(gone);
+	hook_state(state, sizeof(state), gone, bundle, NULL);
+	hook_fails(cg, state, "is gone", runc);
+	/* two programs of others on the cgroup: devcg's would be ANDed with
+	 * the one it does not replace, so the hook refuses and adds none */
+	{
+		char two[PATH_MAX], out[4096], err[4096];
+		uint32_t ids[64];
+		pid_t other;
+		int cfd, p1 = foreign_allow_all(), p2 = foreign_allow_all();
+
+		CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), two, sizeof(two)));
+		other = scratch_spawn(two, sleep_forever, NULL);
+		CHECK(other > 0);
+		wait_joined(two, other);
+		cfd = open(two, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		CHECK(cfd >= 0);
+		CHECK(!bpf_prog_attach(p1, cfd, BPF_CGROUP_DEVICE, BPF_F_ALLOW_MULTI));
+		CHECK(!bpf_prog_attach(p2, cfd, BPF_CGROUP_DEVICE, BPF_F_ALLOW_MULTI));
+		hook_state(state, sizeof(state), other, bundle, NULL);
+		CHECK_INT(HOOK(state, out, err, "--runtime", "runc"), 1);
+		CHECK_MSG(strchr(err, '\n') == err + strlen(err) - 1, "stderr: %s", err);
+		CHECK_INT(attached(two, ids, NULL), 2);
+		close(cfd);
+		close(p1);
+		close(p2);
+	}
+	/* control: the same state with a live pid works */
+	{
+		char out[4096], err[4096];
+		uint32_t ids[64];
+
+		hook_state(state, sizeof(state), child, bundle, NULL);
+		CHECK_MSG(HOOK(state, out, err, "--runtime", "runc") == 0, "%s", err);
+		CHECK_INT(attached(cg, ids, NULL), 1);
+	}
+	rm_rf(bundle);
+	rm_rf(bad);
+}
+
+/* 0 when looking up its own cgroup is refused for that reason. */
+static int own_lookup(void *arg)
+{
+	struct devcg_error err = { 0 };
+	char buf[PATH_MAX];
+
+	(void)arg;
+	if (devcg_pid_cgroup(getpid(), buf, sizeof(buf), &err) != -EPERM || !strstr(err.msg, "own cgroup")) {
+		fprintf(stderr, "own cgroup: %s\n", err.msg);
+		return 1;
+	}
+	return 0;
+}
+
+TEST(oci_hook_cgroup_lookup_refuses_the_root_cgroup_and_its_own)
+{
+	char root_procs[PATH_MAX], buf[PATH_MAX], cg[PATH_MAX];
+	struct devcg_error err = { 0 };
+	pid_t child;
+
+	if (geteuid() != 0)
+		SKIP("needs root");
+	/* a child of ours, moved to the root cgroup (only looked up, never
+	 * attached to) */
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	child = scratch_spawn(cg, sleep_forever, NULL);
+	CHECK(child > 0);
+	wait_joined(cg, child);
+	CHECK_INT(devcg_pid_cgroup(child, buf, sizeof(buf), &err), 0); /* control */
+	CHECK_STR(buf, cg);
+	snprintf(root_procs, sizeof(root_procs), "%s/cgroup.procs", scratch_cgroup2_root());
+	snprintf(buf, sizeof(buf), "%d", (int)child);
+	CHECK(!write_text(root_procs, buf));
+	CHECK_INT(devcg_pid_cgroup(child, buf, sizeof(buf), &err), -EPERM);
+	CHECK_MSG(strstr(err.msg, "is in the root cgroup"), "%s", err.msg);
+	kill(child, SIGKILL);
+	scratch_wait(child);
+	/* a process of the scratch cgroup looks itself up */
+	CHECK_INT(scratch_run(cg, own_lookup, NULL), 0);
+}
+
+/* A config.json "hooks" object: devcg oci-hook at STAGE, with --runtime
+ * RUNTIME and the further arguments MORE (JSON text after a comma, or ""). */
+static void hooks_json(char *buf, size_t size, const char *stage, const char *runtime, const char *more)
+{
+	snprintf(buf, size, "{\"%s\": [{\"path\": \"%s\", \"args\": [\"devcg\", \"oci-hook\", \"--runtime\", \"%s\"%s]}]}",
+		 stage, devcg_abs(), runtime, more);
+}
+
+#define READER_ARGS "[\"/devcg-reader\", \"/dev/urandom\", \"/dev/null\"]"
+
+/*
+ * RT starts a container whose config.json runs devcg oci-hook at STAGE
+ * (--runtime auto, a rule argument, and the annotation): its process, a
+ * reader of /dev/urandom and /dev/null, sees no EPERM from its start to its
+ * end; devcg's program is the only one, with the runtime's policy and the
+ * extras; devcg allow then works on it.
+ */
+static void hook_starts_container(const char *rt, const char *stage)
+{
+	char hooks[PATH_MAX + 256], config[PATH_MAX], live[8192], want[8192], buf[8192];
+	unsigned long long eperm[2] = { 0 }, opens[2] = { 0 };
+	const struct bundle b = {
+		.resources = RUNC_SPEC_DEVICES, .hooks = hooks, .args = READER_ARGS,
+		.annotations = "{\"io.devcg.rules\": \"allow c 42:* r\"}",
+	};
+	struct creader r;
+	uint32_t ids[64];
+	struct ctr c;
+	json_t *p;
+	int rc;
+
+	need(rt, V2);
+	hooks_json(hooks, sizeof(hooks), stage, "auto", ", \"allow b 42:0 r\"");
+	ctr_start_with(&c, rt, V2, &b);
+	/* the container's process is the reader; its lines are in run's log */
+	r.pid = ctr_pid(&c);
+	snprintf(r.out, sizeof(r.out), "%s/cmd-0.log", c.dir);
+	for (int i = 0; i < 1000 && !(read_text(r.out, buf, sizeof(buf)) > 0 && strstr(buf, "ready\n")); i++)
+		usleep(10 * 1000);
+	CHECK_MSG(strstr(buf, "ready\n"), "the reader did not start: %s", buf);
+
+	CHECK_INT(attached(c.cg, ids, NULL), 1);
+	p = show_one(c.cg);
+	CHECK(json_is_true(json_object_get(p, "devcg")));
+	json_decref(p);
+	show_policy(c.cg, live, sizeof(live));
+	COMPILED(want, "--runtime", rt, "-f", config_of(&c, config, sizeof(config)), "allow b 42:0 r",
+		 "allow c 42:* r");
+	CHECK_STR(live, want);
+
+	/* it is devcg's program: devcg allow works on it */
+	CHECK_INT(fuse_open_in(&c), EPERM);
+	rc = DEVCG(NULL, "allow", c.cg, FUSE_RULE);
+	CHECK_INT(rc, 0);
+	CHECK_INT(fuse_open_in(&c), 0);
+	CHECK_INT(attached(c.cg, ids, NULL), 1);
+
+	creader_stop(&r, eperm, opens);
+	CHECK_MSG(opens[0] > 100 && opens[1] > 100, "the reader opened only %llu/%llu times", opens[0], opens[1]);
+	CHECK_INT(eperm[0], 0);
+	CHECK_INT(eperm[1], 0);
+	info("%s, hook at %s: the reader opened %llu + %llu times, 0 EPERM", rt, stage, opens[0], opens[1]);
+	ctr_destroy(&c);
+}
+
+TEST(runc_v2_oci_hook_at_create_runtime_installs_devcgs_program_alone_with_no_eperm)
+{
+	hook_starts_container("runc", "createRuntime");
+}
+
+TEST(runc_v2_oci_hook_at_prestart_installs_devcgs_program_alone_with_no_eperm)
+{
+	hook_starts_container("runc", "prestart");
+}
+
+TEST(crun_v2_oci_hook_at_create_runtime_installs_devcgs_program_alone_with_no_eperm)
+{
+	hook_starts_container("crun", "createRuntime");
+}
+
+TEST(crun_v2_oci_hook_at_prestart_installs_devcgs_program_alone_with_no_eperm)
+{
+	hook_starts_container("crun", "prestart");
+}
+
+/* The pids in the container's cgroup ("" when none). */
+static const char *ctr_procs(const struct ctr *c)
+{
+	static char buf[256];
+
+	if (scratch_cgroup_read(c->cg, "cgroup.procs", buf, sizeof(buf)) < 0)
+		buf[0] = 0;
+	return buf;
+}
+
+/* Controls: a hook whose policy lacks /dev/null, and a hook that fails. */
+static void hook_controls(const char *rt)
+{
+	char hooks[PATH_MAX + 256], out[8192];
+	const struct bundle b = { .resources = RUNC_SPEC_DEVICES, .hooks = hooks,
+				  .args = "[\"/bin/sh\", \"-c\", \": </dev/null && sleep 1000000\"]" };
+	struct ctr c;
+	int rc;
+
+	need(rt, V2);
+	hooks_json(hooks, sizeof(hooks), "createRuntime", rt, ", \"deny c 1:3 rwm\"");
+	rc = ctr_create(&c, rt, V2, &b, out, sizeof(out));
+	info("%s with a hook policy without /dev/null: exit %d: %s", rt, rc, out);
+	CHECK_MSG(rc != 0, "%s ran the container without /dev/null: %s", rt, out);
+	/* refused by the device cgroup: the runtime's own open of /dev/null
+	 * in the container (runc: "open /dev/null: operation not permitted",
+	 * crun: "failed open()ing /dev/null: Operation not permitted") */
+	CHECK_MSG(strstr(out, "/dev/null: ") && strstr(out, "peration not permitted"), "%s", out);
+	ctr_destroy(&c);
+
+	hooks_json(hooks, sizeof(hooks), "createRuntime", rt, ", \"-f\", \"/nonexistent/rules\"");
+	rc = ctr_create(&c, rt, V2, &b, out, sizeof(out));
+	CHECK_MSG(rc != 0, "%s ran the container after the hook failed: %s", rt, out);
+	/* runc passes the hook's line on; crun only its exit code */
+	CHECK_MSG(strstr(out, strcmp(rt, "runc") ? "error executing hook" :
+			 "devcg oci-hook: /nonexistent/rules: No such file or directory"), "%s", out);
+	CHECK_MSG(access(c.cg, F_OK) || !strcmp(ctr_procs(&c), ""), "a process runs in %s", c.cg);
+	ctr_destroy(&c);
+}
+
+TEST(runc_v2_oci_hook_control_a_policy_without_dev_null_or_a_failing_hook_stops_the_container)
+{
+	hook_controls("runc");
+}
+
+TEST(crun_v2_oci_hook_control_a_policy_without_dev_null_or_a_failing_hook_stops_the_container)
+{
+	hook_controls("crun");
 }

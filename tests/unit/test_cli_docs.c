@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 static const char *const verbs[] = { "replace", "show", "check", "allow", "deny", "reset", "compile",
-				     "trace" };
+				     "trace", "oci-hook" };
 
 static char *slurp_cmd(const char *cmd)
 {

@@ -205,7 +205,7 @@ UTEST(parse_refuses_opts_with_a_field_it_does_not_know_set)
 	big.newer[1] = 1;
 	snprintf(want, sizeof(want), "struct devcg_parse_opts: set past the %zu bytes this libdevcg "
 		 DEVCG_VERSION " knows (size %zu): a newer option it cannot honour",
-		 offsetof(struct devcg_parse_opts, verb) + 1, sizeof(big));
+		 offsetof(struct devcg_parse_opts, runtime) + sizeof(big.o.runtime), sizeof(big));
 	CHECK_INT(devcg_rules_parse(r, "c 1:3 r", 7, "in", &big.o, &err), -EINVAL);
 	CHECK_STR(err.msg, want);
 	CHECK_INT(devcg_rules_parse_rule(r, "c 1:3 r", "in", &big.o, &err), -EINVAL);
@@ -228,13 +228,16 @@ UTEST(parse_accepts_larger_opts_whose_unknown_fields_are_zero)
 	devcg_rules_free(r);
 }
 
-UTEST(parse_refuses_a_set_byte_in_the_padding_after_the_last_field)
+UTEST(parse_refuses_a_set_byte_right_after_the_last_field_it_knows)
 {
-	DEVCG_OPTS(devcg_parse_opts, o);
+	struct bigger_parse_opts big;
 
-	/* a newer library may put a field there; this one cannot honour it */
-	((unsigned char *)&o)[offsetof(struct devcg_parse_opts, verb) + 1] = 1;
-	PARSE_ERR_OPTS("c 1:3 r", &o, -EINVAL, NULL);
+	/* the first byte a newer library may use (tail padding counts too,
+	 * where a struct has any) */
+	memset(&big, 0, sizeof(big));
+	big.o.sz = sizeof(big);
+	((unsigned char *)&big)[offsetof(struct devcg_parse_opts, runtime) + sizeof(big.o.runtime)] = 1;
+	PARSE_ERR_OPTS("c 1:3 r", &big.o, -EINVAL, NULL);
 }
 
 UTEST(parse_refuses_opts_smaller_than_their_size_field)

@@ -11,13 +11,16 @@ const struct verb verb_allow = {
 	.run = run,
 	.summary = "apply one allow rule to a cgroup's live policy",
 	.usage =
-	"Usage: devcg allow [-j] [--audit] [--force] CGROUP RULE\n\n"
+	"Usage: devcg allow [-j] [--audit] [--force] [--no-systemd] CGROUP RULE\n\n"
 	"Read the live policy of CGROUP, apply RULE as a write to devices.allow, and\n"
 	"swap the result in naming the exact program read (compare-and-swap): when\n"
 	"another writer replaced it meanwhile, re-read and retry, so no update is\n"
 	"lost. A cgroup without device programs starts from allow-all; one with only\n"
 	"others' programs (a runtime's) is refused, since their rules cannot be read:\n"
-	"'devcg replace' the whole policy first. A root cgroup is refused, as by\n"
+	"'devcg replace' the whole policy first, except on a systemd unit's cgroup\n"
+	"whose only program is systemd's: that starts from the unit's DevicePolicy=\n"
+	"and DeviceAllow=, whose DeviceAllow= devcg keeps in step (see 'devcg replace\n"
+	"--help'). A root cgroup is refused, as by\n"
 	"'devcg replace'. RULE is\n"
 	"'c 1:9 rwm', 'a', '/dev/null rw', 'char-pts', ... (the verb is implied; a\n"
 	"rule that says 'deny' is refused).\n\n"
@@ -25,7 +28,8 @@ const struct verb verb_allow = {
 	"      --audit  the new filter reports denials to its ring buffer\n"
 	"      --force  on a cgroup with only others' device programs, start from\n"
 	"               allow-all and replace them (without it: refused)\n"
-	"  -j, --json   print {\"cgroup\", \"prog_id\", \"replaced_id\", \"rule\"}\n"
+	"      --no-systemd  do not keep a systemd unit's DeviceAllow= in step\n"
+	"  -j, --json   print {\"cgroup\", \"prog_id\", \"replaced_id\", \"rule\", \"systemd\"}\n"
 	"  -h, --help   this help\n\n"
 	"Example:\n"
 	"  devcg allow /sys/fs/cgroup/mycontainer 'c 10:200 rwm'\n",

@@ -24,7 +24,7 @@ struct verb {
 };
 
 extern const struct verb verb_compile, verb_check, verb_replace, verb_show, verb_allow,
-	verb_deny, verb_reset, verb_trace;
+	verb_deny, verb_reset, verb_trace, verb_oci_hook;
 
 /* Print a usage error and a one-line hint; returns EXIT_USAGE. */
 int cli_usage(struct cli *cli, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -49,10 +49,15 @@ struct policy_args {
 		const char *text;
 	} src[CLI_MAX_SOURCES];
 	int n;
+	/* how files are parsed (a runtime profile); NULL: the defaults */
+	const struct devcg_parse_opts *parse;
 };
 /* Add a source; a usage error (EXIT_USAGE) when there are too many. */
 int cli_add_source(struct cli *cli, struct policy_args *pa, bool file, const char *text);
 int cli_policy_from(struct cli *cli, const struct policy_args *pa, struct devcg_policy **out);
+
+/* --runtime NAME: runc, crun, or (when AUTO_OK) auto; a usage error otherwise. */
+int cli_runtime(struct cli *cli, const char *name, bool auto_ok, enum devcg_runtime *out);
 
 /* Parse "TYPE MAJOR:MINOR ACCESS" request words (ACCESS may be "" or "-"). */
 int cli_parse_request(struct cli *cli, char **words, uint8_t *type, uint32_t *major,
@@ -82,6 +87,11 @@ const char *cli_safe(const char *s, char *buf, size_t len);
 /* After the verb: flush and close standard output; on a write error say
  * so on stderr and return the failure code (RET when it already failed). */
 int cli_finish_stdout(struct cli *cli, int ret);
+
+/* What devcg did to keep a systemd unit in step (UNIT "" : nothing): the
+ * "systemd" member of a verb's JSON (null when nothing), or a text line. */
+json_t *cli_systemd_json(const char *unit, uint32_t entries);
+void cli_print_systemd(const char *unit, uint32_t entries);
 
 /* Print and free a JSON value on stdout, one line. */
 void cli_print_json(json_t *value);

@@ -125,7 +125,7 @@ int cli_policy_from(struct cli *cli, const struct policy_args *pa, struct devcg_
 		char source[32];
 
 		if (pa->src[i].file) {
-			ret = devcg_rules_parse_file(list, pa->src[i].text, NULL, &err);
+			ret = devcg_rules_parse_file(list, pa->src[i].text, pa->parse, &err);
 			continue;
 		}
 		snprintf(source, sizeof(source), "argument %d", ++nrule);
@@ -302,6 +302,7 @@ int cli_update(struct cli *cli, int argc, char **argv, uint8_t verb, const struc
 	static const struct option opts[] = {
 		{ "audit", no_argument, NULL, 'a' },
 		{ "force", no_argument, NULL, 'F' },
+		{ "no-systemd", no_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -320,6 +321,7 @@ int cli_update(struct cli *cli, int argc, char **argv, uint8_t verb, const struc
 		switch (c) {
 		case 'a': ro.audit = true; break;
 		case 'F': ro.force = true; break;
+		case 'S': ro.no_systemd = true; break;
 		case 'j': cli->json = true; break;
 		case 'h': return cli_help(v);
 		default: return cli_usage(cli, "unknown option");
@@ -347,11 +349,14 @@ int cli_update(struct cli *cli, int argc, char **argv, uint8_t verb, const struc
 		return cli_fail_cgroup(cli, ret, &err, argv[optind]);
 	devcg_rule_format(&rule, text, sizeof(text));
 	if (cli->json)
-		cli_print_json(json_pack("{s:o, s:s, s:I, s:I}", "cgroup", cli_text(argv[optind], (size_t)-1), "rule", text,
-					 "prog_id", (json_int_t)ro.prog_id, "replaced_id",
-					 (json_int_t)ro.replaced_id));
+		cli_print_json(json_pack("{s:o, s:s, s:I, s:I, s:o}", "cgroup", cli_text(argv[optind], (size_t)-1),
+					 "rule", text, "prog_id", (json_int_t)ro.prog_id, "replaced_id",
+					 (json_int_t)ro.replaced_id, "systemd",
+					 cli_systemd_json(ro.systemd_unit, ro.systemd_entries)));
 	else
 		printf("%s: %s (program %u)\n", cli_safe(argv[optind], safe, sizeof(safe)), text, ro.prog_id);
+	if (!cli->json)
+		cli_print_systemd(ro.systemd_unit, ro.systemd_entries);
 	return EXIT_OK;
 }
 
@@ -401,4 +406,40 @@ int cli_finish_stdout(struct cli *cli, int ret)
 	if (check)
 		return ret == EXIT_OK || ret == EXIT_ERROR ? EXIT_FAILED : ret;
 	return ret == EXIT_OK ? EXIT_ERROR : ret;
+}
+
+int cli_runtime(struct cli *cli, const char *name, bool auto_ok, enum devcg_runtime *out)
+{
+	if (!strcmp(name, "runc"))
+		*out = DEVCG_RUNTIME_RUNC;
+	else if (!strcmp(name, "crun"))
+		*out = DEVCG_RUNTIME_CRUN;
+	else if (auto_ok && !strcmp(name, "auto"))
+		*out = DEVCG_RUNTIME_AUTO;
+	else
+		return cli_usage(cli, "--runtime must be runc or crun%s, not '%s'", auto_ok ? " or auto" : "", name);
+	return EXIT_OK;
+}
+
+json_t *cli_systemd_json(const char *unit, uint32_t entries)
+{
+	if (!unit[0])
+		return json_null();
+	return json_pack("{s:o, s:I}", "unit", cli_text(unit, (size_t)-1), "entries_added",
+			 (json_int_t)entries);
+}
+
+void cli_print_systemd(const char *unit, uint32_t entries)
+{
+	char safe[512];
+
+	if (!unit[0])
+		return;
+	cli_safe(unit, safe, sizeof(safe));
+	if (entries)
+		printf("systemd: %s: %u DeviceAllow= entr%s added or widened (runtime), so that "
+		       "systemd's own program allows what devcg's does\n", safe, entries,
+		       entries == 1 ? "y" : "ies");
+	else
+		printf("systemd: %s: its DeviceAllow= already allows what devcg's program does\n", safe);
 }

@@ -11,7 +11,7 @@ const struct verb verb_deny = {
 	.run = run,
 	.summary = "apply one deny rule to a cgroup's live policy",
 	.usage =
-	"Usage: devcg deny [-j] [--audit] [--force] CGROUP RULE\n\n"
+	"Usage: devcg deny [-j] [--audit] [--force] [--no-systemd] CGROUP RULE\n\n"
 	"Read the live policy of CGROUP, apply RULE as a write to devices.deny, and\n"
 	"swap the result in by compare-and-swap (see 'devcg allow --help'). A rule\n"
 	"that says 'allow' is refused.\n\n"
@@ -19,7 +19,8 @@ const struct verb verb_deny = {
 	"      --audit  the new filter reports denials to its ring buffer\n"
 	"      --force  on a cgroup with only others' device programs, start from\n"
 	"               allow-all and replace them (without it: refused)\n"
-	"  -j, --json   print {\"cgroup\", \"prog_id\", \"replaced_id\", \"rule\"}\n"
+	"      --no-systemd  do not keep a systemd unit's DeviceAllow= in step\n"
+	"  -j, --json   print {\"cgroup\", \"prog_id\", \"replaced_id\", \"rule\", \"systemd\"}\n"
 	"  -h, --help   this help\n\n"
 	"Example:\n"
 	"  devcg deny /sys/fs/cgroup/mycontainer 'c 136:* w'\n",

@@ -12,20 +12,22 @@ _devcg()
 		esac
 	done
 	if [[ -z $verb ]]; then
-		COMPREPLY=($(compgen -W "replace show check allow deny reset compile trace -j --json -h --help -V --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "replace show check allow deny reset compile trace oci-hook -j --json -h --help -V --version" -- "$cur"))
 		return
 	fi
 	case $prev in
 	-f|--file|-r|--rules) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	--only) COMPREPLY=($(compgen -W "gap writes denials" -- "$cur")); return ;;
 	--hooks) COMPREPLY=($(compgen -W "auto tracepoint kprobe fentry" -- "$cur")); return ;;
+	--runtime) COMPREPLY=($(compgen -W "runc crun $([[ $verb == oci-hook ]] && echo auto)" -- "$cur")); return ;;
 	esac
 	local opts="-j --json -h --help"
 	case $verb in
-	replace) opts="$opts -f --file --audit --force --v1" ;;
-	allow|deny) opts="$opts --audit --force" ;;
+	replace) opts="$opts -f --file --audit --force --no-systemd --v1" ;;
+	allow|deny) opts="$opts --audit --force --no-systemd" ;;
 	check) opts="$opts -r --rules" ;;
-	compile) opts="$opts -f --file" ;;
+	compile) opts="$opts -f --file --runtime" ;;
+	oci-hook) opts="$opts -f --file --runtime --no-systemd" ;;
 	trace) opts="$opts --cgroup --pid --comm --duration --only --hooks --stats" ;;
 	esac
 	if [[ $cur == -* ]]; then

@@ -10,6 +10,7 @@ static int run(struct cli *cli, int argc, char **argv)
 		{ "file", required_argument, NULL, 'f' },
 		{ "audit", no_argument, NULL, 'a' },
 		{ "force", no_argument, NULL, 'F' },
+		{ "no-systemd", no_argument, NULL, 'S' },
 		{ "v1", no_argument, NULL, '1' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
@@ -40,6 +41,7 @@ static int run(struct cli *cli, int argc, char **argv)
 			break;
 		case 'a': ro.audit = true; break;
 		case 'F': ro.force = true; break;
+		case 'S': ro.no_systemd = true; break;
 		case '1': v1 = true; break;
 		case 'j': cli->json = true; break;
 		case 'h': return cli_help(&verb_replace);
@@ -50,8 +52,8 @@ static int run(struct cli *cli, int argc, char **argv)
 		return cli_usage(cli, "missing CGROUP");
 	if (!pa.n)
 		return cli_usage(cli, "no rules: give -f FILE or RULE arguments");
-	if (v1 && (ro.audit || ro.force))
-		return cli_usage(cli, "--audit and --force are for cgroup v2 filters");
+	if (v1 && (ro.audit || ro.force || ro.no_systemd))
+		return cli_usage(cli, "--audit, --force and --no-systemd are for cgroup v2 filters");
 	ret = cli_policy_from(cli, &pa, &policy);
 	if (ret)
 		return ret;
@@ -73,10 +75,12 @@ static int run(struct cli *cli, int argc, char **argv)
 	} else {
 		ret = devcg_replace(cgroup, policy, &ro, &err);
 		if (!ret && cli->json)
-			cli_print_json(json_pack("{s:o, s:I, s:I, s:I, s:b}", "cgroup", cli_text(cgroup, (size_t)-1), "prog_id",
+			cli_print_json(json_pack("{s:o, s:I, s:I, s:I, s:b, s:o}", "cgroup",
+						 cli_text(cgroup, (size_t)-1), "prog_id",
 						 (json_int_t)ro.prog_id, "replaced_id",
 						 (json_int_t)ro.replaced_id, "exceptions",
-						 (json_int_t)devcg_policy_count(policy), "audit", ro.audit));
+						 (json_int_t)devcg_policy_count(policy), "audit", ro.audit,
+						 "systemd", cli_systemd_json(ro.systemd_unit, ro.systemd_entries)));
 		else if (!ret && ro.replaced_id)
 			printf("%s: program %u replaced by %u (%zu exceptions, default %s)\n",
 			       cli_safe(cgroup, safe, sizeof(safe)),
@@ -87,6 +91,8 @@ static int run(struct cli *cli, int argc, char **argv)
 			       cli_safe(cgroup, safe, sizeof(safe)), ro.prog_id,
 			       devcg_policy_count(policy),
 			       devcg_policy_default_allow(policy) ? "allow" : "deny");
+		if (!ret && !cli->json)
+			cli_print_systemd(ro.systemd_unit, ro.systemd_entries);
 	}
 	devcg_policy_free(policy);
 	if (ret < 0)
@@ -99,7 +105,7 @@ const struct verb verb_replace = {
 	.run = run,
 	.summary = "install a policy on a cgroup, swapping the filter atomically",
 	.usage =
-	"Usage: devcg replace [-j] [--audit] [--force] CGROUP [-f FILE]... [RULE]...\n"
+	"Usage: devcg replace [-j] [--audit] [--force] [--no-systemd] CGROUP [-f FILE]... [RULE]...\n"
 	"       devcg replace --v1 DIR [-f FILE]... [RULE]...\n\n"
 	"Compile the rules (as 'devcg compile' does) into a new filter version, load\n"
 	"it, and swap it in for the cgroup's device program with BPF_F_REPLACE: there\n"
@@ -110,12 +116,17 @@ const struct verb verb_replace = {
 	"the devices hierarchy's root. A program attached by someone else (runc,\n"
 	"crun, systemd) is adopted: replaced in its own mode; one attached through a\n"
 	"bpf_link is not updated in the link (which lives only as long as its\n"
-	"holder): ours is attached beside it, then the link detached.\n\n"
+	"holder): ours is attached beside it, then the link detached. When CGROUP\n"
+	"is a systemd unit's own cgroup (a service, or a container's scope), devcg\n"
+	"first widens the unit's runtime DeviceAllow= to hold the new policy, so that\n"
+	"the program systemd attaches again on daemon-reload or set-property never\n"
+	"refuses what devcg allows; systemd's own program stays beside devcg's.\n\n"
 	"Options:\n"
 	"  -f, --file FILE  read rules from FILE ('-' for stdin); repeatable; files and\n"
 	"                   rules are applied in the order given\n"
 	"      --audit      the filter reports each denial to its ring buffer (devcg trace)\n"
 	"      --force      replace several device programs: attach ours, then detach them\n"
+	"      --no-systemd do not keep a systemd unit's DeviceAllow= in step\n"
 	"      --v1         DIR is a cgroup v1 devices directory: write the change to\n"
 	"                   devices.allow/deny as a safe transition (allows first, 'a'\n"
 	"                   only when the default changes)\n"

@@ -524,3 +524,8 @@ int devcg_cgroup_lineage(const struct devcg_cgroup *cg, struct devcg_lineage *ou
 	*out = v.best;
 	return 0;
 }
+
+void devcg_mountinfo_unescape(char *s)
+{
+	unescape(s);
+}

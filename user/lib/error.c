@@ -227,7 +227,7 @@ int devcg_opts_check(const void *opts, size_t known, const char *name, struct de
 
 /* A field added past the one DEVCG_*_OPTS_VALID names grows the struct. */
 #define ROUND8(n) (((n) + 7) & ~(size_t)7)
-_Static_assert(sizeof(struct devcg_parse_opts) == ROUND8(DEVCG_OPTS_END(devcg_parse_opts, verb)),
+_Static_assert(sizeof(struct devcg_parse_opts) == ROUND8(DEVCG_OPTS_END(devcg_parse_opts, runtime)),
 	       "update DEVCG_PARSE_OPTS_VALID");
 _Static_assert(sizeof(struct devcg_replace_opts) == ROUND8(DEVCG_OPTS_END(devcg_replace_opts, systemd_entries)),
 	       "update DEVCG_REPLACE_OPTS_VALID");

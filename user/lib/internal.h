@@ -51,7 +51,7 @@ int devcg_opts_check(const void *opts, size_t known, const char *name, struct de
 	devcg_opts_check((opts), DEVCG_OPTS_END(TYPE, LAST), #TYPE, (err))
 /* The last field of each options struct: update these when adding one
  * (the size assertions in error.c catch a field added past them). */
-#define DEVCG_PARSE_OPTS_VALID(opts, err) DEVCG_OPTS_VALID(opts, devcg_parse_opts, verb, err)
+#define DEVCG_PARSE_OPTS_VALID(opts, err) DEVCG_OPTS_VALID(opts, devcg_parse_opts, runtime, err)
 #define DEVCG_REPLACE_OPTS_VALID(opts, err) DEVCG_OPTS_VALID(opts, devcg_replace_opts, systemd_entries, err)
 #define DEVCG_RESET_OPTS_VALID(opts, err) DEVCG_OPTS_VALID(opts, devcg_reset_opts, links_detached, err)
 
@@ -105,10 +105,22 @@ uint8_t devcg_policy_access_of(const struct devcg_policy *policy, const struct d
 /* Read a whole file (or stdin for "-") into a NUL-terminated buffer. */
 int devcg_read_file(const char *path, char **buf, size_t *len, struct devcg_error *err);
 
-/* Parse the OCI JSON forms; appends to RULES only on success. VERB, when
- * not 0, is the one every rule must have (devcg_parse_opts.verb). */
+/* Parse the OCI JSON forms; appends to RULES only on success. With
+ * opts->runtime set, a config.json yields that runtime's whole list; with
+ * opts->verb, every rule must have that verb. */
 int devcg_parse_oci(struct devcg_rules *rules, const char *text, size_t len,
-		    const char *source, uint8_t verb, struct devcg_error *err);
+		    const char *source, const struct devcg_parse_opts *opts, struct devcg_error *err);
+
+/* runtime.c: append the list RT installs for linux.resources.devices RES
+ * (N) and linux.devices paths PATHS (NPATHS); on error, *WHERE is the index
+ * of the resources rule at fault, or -1. */
+int devcg_runtime_rules(struct devcg_rules *rules, enum devcg_runtime rt, const struct devcg_rule *res,
+			size_t n, const char *const *paths, size_t npaths, long *where,
+			struct devcg_error *err);
+const char *devcg_runtime_name(enum devcg_runtime rt);
+
+/* cgroup.c: undo mountinfo's \ooo escapes in place. */
+void devcg_mountinfo_unescape(char *s);
 
 /* Append many rules at once, or none. */
 int devcg_rules_append(struct devcg_rules *rules, const struct devcg_rule *add, size_t n,

@@ -24,6 +24,9 @@ struct oci_ctx {
 	size_t len;
 	const char *source;
 	struct devcg_error *err;
+	/* a runtime profile: a rule without access is the runtime's error (runc)
+	 * or a no-op (crun), not "rwm" */
+	enum devcg_runtime runtime;
 };
 
 static size_t skip_ws(const char *s, size_t len, size_t i)
@@ -183,6 +186,13 @@ static int oci_rule(const struct oci_ctx *c, json_t *obj, struct step *path, siz
 		ret = oci_number(c, obj, path, d, "minor", &r->minor);
 	if (ret)
 		return ret;
+	if (c->runtime && (!json_is_string(access) || !json_string_length(access))) {
+		path[d + 1].key = "access";
+		return fail_at(c, path, access ? d + 2 : d + 1, -EINVAL,
+			       "\"access\" is required by the %s profile (%s)", devcg_runtime_name(c->runtime),
+			       c->runtime == DEVCG_RUNTIME_RUNC ? "runc refuses a rule without it"
+							       : "crun's program would never match it");
+	}
 	if (access && !json_is_null(access)) {
 		path[d + 1].key = "access";
 		if (!json_is_string(access))
@@ -219,26 +229,99 @@ static int oci_rule(const struct oci_ctx *c, json_t *obj, struct step *path, siz
 	return 0;
 }
 
+/*
+ * The paths of linux.devices (runc drops a default device that one of them
+ * names); *PATHS points into ROOT.
+ */
+static int oci_device_paths(const struct oci_ctx *c, json_t *linux_, const char ***paths, size_t *n)
+{
+	struct step path[4] = { { .key = "linux" }, { .key = "devices" } };
+	json_t *devs = json_object_get(linux_, "devices"), *d;
+	size_t i;
+
+	*paths = NULL;
+	*n = 0;
+	if (!devs || json_is_null(devs))
+		return 0;
+	if (!json_is_array(devs))
+		return fail_at(c, path, 2, -EINVAL, "linux.devices must be an array");
+	*paths = calloc(json_array_size(devs) + 1, sizeof(**paths));
+	if (!*paths)
+		return devcg_err(c->err, -ENOMEM, "out of memory");
+	json_array_foreach(devs, i, d) {
+		json_t *p = json_object_get(d, "path");
+
+		path[2] = (struct step){ .index = i };
+		path[3].key = "path";
+		if (!json_is_object(d))
+			return fail_at(c, path, 3, -EINVAL, "a linux.devices entry must be an object");
+		if (!json_is_string(p))
+			return fail_at(c, path, p ? 4 : 3, -EINVAL, "\"path\" must be a string");
+		(*paths)[(*n)++] = json_string_value(p);
+	}
+	return 0;
+}
+
+/* Append the runtime's whole list for a config.json with resources rules
+ * OUT (N). */
+static int oci_runtime(const struct oci_ctx *c, struct devcg_rules *rules, json_t *linux_,
+		       const struct devcg_rule *out, size_t n)
+{
+	struct step path[4] = { { .key = "linux" }, { .key = "resources" }, { .key = "devices" } };
+	struct devcg_error inner = { 0 };
+	const char **paths = NULL;
+	size_t npaths = 0;
+	long where = -1;
+	int ret;
+
+	ret = oci_device_paths(c, linux_, &paths, &npaths);
+	if (ret) {
+		free(paths);
+		return ret;
+	}
+	ret = devcg_runtime_rules(rules, c->runtime, out, n, paths, npaths, &where, &inner);
+	free(paths);
+	if (!ret)
+		return 0;
+	if (where >= 0) {
+		path[3] = (struct step){ .index = (size_t)where };
+		return fail_at(c, path, 4, ret, "%s", inner.msg);
+	}
+	return devcg_err(c->err, ret, "%s: %s", c->source, inner.msg);
+}
+
 int devcg_parse_oci(struct devcg_rules *rules, const char *text, size_t len, const char *source,
-		    uint8_t verb, struct devcg_error *err)
+		    const struct devcg_parse_opts *opts, struct devcg_error *err)
 {
 	char qs[256], qt[256];
 	struct oci_ctx c = { .text = text, .len = len, .source = source, .err = err };
 	struct step path[5] = { 0 };
 	struct devcg_rule *out = NULL;
-	json_t *root, *devices;
+	json_t *root, *devices, *linux_ = NULL;
 	json_error_t jerr;
 	size_t depth = 0, i, n;
 	int ret = 0;
 
+	uint8_t verb = DEVCG_OPT(opts, devcg_parse_opts, verb, 0);
+
+	c.runtime = DEVCG_OPT(opts, devcg_parse_opts, runtime, DEVCG_RUNTIME_NONE);
+	if (c.runtime != DEVCG_RUNTIME_NONE && c.runtime != DEVCG_RUNTIME_RUNC &&
+	    c.runtime != DEVCG_RUNTIME_CRUN)
+		return devcg_err(err, -EINVAL, "%s: the runtime profile must be runc or crun", source);
 	root = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
 	if (!root)
 		return devcg_err(err, -EINVAL, "%s:%d:%d: invalid JSON: %s",
 				 devcg_quote(qs, sizeof(qs), source, (size_t)-1), jerr.line, jerr.column,
 				 devcg_quote(qt, sizeof(qt), jerr.text, (size_t)-1));
 	devices = root;
+	if (c.runtime && (!json_is_object(root) || !json_is_object(json_object_get(root, "linux")))) {
+		ret = fail_at(&c, path, 0, -EINVAL,
+			      "the %s profile needs a whole config.json (with a \"linux\" object)",
+			      devcg_runtime_name(c.runtime));
+		goto done;
+	}
 	if (json_is_object(root)) {
-		json_t *linux_ = json_object_get(root, "linux");
+		linux_ = json_object_get(root, "linux");
 
 		if (linux_) {
 			json_t *res = json_object_get(linux_, "resources");
@@ -254,6 +337,10 @@ int devcg_parse_oci(struct devcg_rules *rules, const char *text, size_t len, con
 			}
 			depth = 3;
 			devices = res ? json_object_get(res, "devices") : NULL;
+			if ((!devices || json_is_null(devices)) && c.runtime) {
+				ret = oci_runtime(&c, rules, linux_, NULL, 0);
+				goto done;
+			}
 			if (!devices || json_is_null(devices))
 				goto done; /* a config with no device rules */
 		} else if ((devices = json_object_get(root, "devices"))) {
@@ -292,7 +379,9 @@ int devcg_parse_oci(struct devcg_rules *rules, const char *text, size_t len, con
 				      verb == DEVCG_VERB_ALLOW ? "allow" : "deny");
 		}
 	}
-	if (!ret)
+	if (!ret && c.runtime)
+		ret = oci_runtime(&c, rules, linux_, out, n);
+	else if (!ret)
 		ret = devcg_rules_append(rules, out, n, err);
 done:
 	free(out);

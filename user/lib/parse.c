@@ -551,8 +551,7 @@ int devcg_rules_parse(struct devcg_rules *rules, const char *text, size_t len, c
 	while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r'))
 		i++;
 	if (i < len && (text[i] == '{' || text[i] == '['))
-		return devcg_parse_oci(rules, text, len, source,
-				       DEVCG_OPT(opts, devcg_parse_opts, verb, 0), err);
+		return devcg_parse_oci(rules, text, len, source, opts, err);
 	return parse_lines(rules, text, len, source, opts, err);
 }
 

@@ -1,0 +1,149 @@
+// devcg oci-hook: install the runtime's device policy as an OCI hook.
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The state JSON on standard input. */
+static int read_stdin(char **buf, size_t *len)
+{
+	size_t cap = 8192;
+	ssize_t r;
+
+	*len = 0;
+	*buf = malloc(cap);
+	while (*buf) {
+		if (*len == cap) {
+			char *nb = cap < (1 << 24) ? realloc(*buf, cap * 2) : NULL;
+
+			if (!nb)
+				break;
+			*buf = nb;
+			cap *= 2;
+		}
+		r = read(0, *buf + *len, cap - *len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;
+		if (r == 0)
+			return 0;
+		*len += (size_t)r;
+	}
+	free(*buf);
+	*buf = NULL;
+	return -EIO;
+}
+
+static int run(struct cli *cli, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "file", required_argument, NULL, 'f' },
+		{ "runtime", required_argument, NULL, 'R' },
+		{ "no-systemd", no_argument, NULL, 'S' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	DEVCG_OPTS(devcg_oci_hook_opts, ho);
+	struct devcg_error err = { 0 };
+	struct devcg_rules *rules;
+	int c, ret = 0, nrule = 0;
+	size_t len;
+	char *state;
+
+	rules = devcg_rules_new();
+	if (!rules)
+		return cli_failf(cli, -ENOMEM, "out of memory");
+	optind = 1;
+	/* '-': rules come back in order among the -f files (as option 1) */
+	while (!ret && (c = getopt_long(argc, argv, "-f:jh", opts, NULL)) != -1) {
+		char source[32];
+
+		switch (c) {
+		case 1:
+			snprintf(source, sizeof(source), "argument %d", ++nrule);
+			if (devcg_rules_parse_rule(rules, optarg, source, NULL, &err))
+				ret = cli_fail(cli, err.code, &err);
+			break;
+		case 'f':
+			if (devcg_rules_parse_file(rules, optarg, NULL, &err))
+				ret = cli_fail(cli, err.code, &err);
+			break;
+		case 'R':
+			ret = cli_runtime(cli, optarg, true, &ho.runtime);
+			break;
+		case 'S':
+			ho.no_systemd = true;
+			break;
+		case 'j':
+			cli->json = true;
+			break;
+		case 'h':
+			devcg_rules_free(rules);
+			return cli_help(&verb_oci_hook);
+		default:
+			ret = cli_usage(cli, "unknown option");
+		}
+	}
+	if (ret) {
+		devcg_rules_free(rules);
+		return ret;
+	}
+	if (read_stdin(&state, &len)) {
+		devcg_rules_free(rules);
+		return cli_failf(cli, -EIO, "cannot read the container state on standard input");
+	}
+	ho.rules = rules;
+	ret = devcg_oci_hook(state, len, &ho, &err);
+	free(state);
+	devcg_rules_free(rules);
+	if (ret)
+		return cli_fail(cli, ret, &err);
+	if (cli->json)
+		cli_print_json(json_pack("{s:o, s:s, s:I, s:I, s:o}", "cgroup", cli_text(ho.cgroup, (size_t)-1),
+					 "runtime", ho.runtime_used == DEVCG_RUNTIME_RUNC ? "runc"
+						    : ho.runtime_used == DEVCG_RUNTIME_CRUN ? "crun" : "none",
+					 "prog_id", (json_int_t)ho.prog_id, "replaced_id",
+					 (json_int_t)ho.replaced_id, "systemd",
+					 cli_systemd_json(ho.systemd_unit, ho.systemd_entries)));
+	else
+		printf("devcg oci-hook: %s: program %u (replaced %u)\n", ho.cgroup, ho.prog_id,
+		       ho.replaced_id);
+	if (!cli->json)
+		cli_print_systemd(ho.systemd_unit, ho.systemd_entries);
+	return EXIT_OK;
+}
+
+const struct verb verb_oci_hook = {
+	.name = "oci-hook",
+	.run = run,
+	.summary = "install the runtime's device policy, as an OCI hook",
+	.usage =
+	"Usage: devcg oci-hook [-j] [--runtime runc|crun|auto] [--no-systemd] [-f FILE]... [RULE]...\n\n"
+	"Run as an OCI hook at createRuntime (or prestart): read the container state\n"
+	"JSON on standard input, the bundle's config.json, and install on the\n"
+	"container's cgroup v2 cgroup (found from /proc/PID/cgroup) the policy the\n"
+	"runtime installs, then the rules of -f files and arguments in order, then\n"
+	"those of the annotation " DEVCG_OCI_ANNOTATION " (rules separated by newlines\n"
+	"or ';'). The swap is atomic; afterwards devcg's program must be the only one\n"
+	"on the cgroup (beside systemd's own, when the cgroup is a systemd scope: its\n"
+	"DeviceAllow= is kept in step as by 'devcg replace'). On any failure it prints one line on standard error and exits\n"
+	"1, and the runtime stops the container.\n\n"
+	"Options:\n"
+	"  -f, --file FILE  more rules from FILE; repeatable\n"
+	"      --runtime RT whose policy the config.json gives: runc, crun, or auto (the\n"
+	"                   runtime that runs the hook); without it, only what the file says\n"
+	"      --no-systemd do not keep a systemd scope's DeviceAllow= in step\n"
+	"  -j, --json       print {\"cgroup\", \"runtime\", \"prog_id\", \"replaced_id\", \"systemd\"}\n"
+	"  -h, --help       this help\n\n"
+	"In config.json (runc, crun):\n"
+	"  \"hooks\": {\"createRuntime\": [{\"path\": \"/usr/bin/devcg\",\n"
+	"             \"args\": [\"devcg\", \"oci-hook\", \"--runtime\", \"runc\"]}]}\n\n"
+	"Examples:\n"
+	"  devcg oci-hook --runtime crun 'allow c 10:229 rwm' < state.json\n",
+};
