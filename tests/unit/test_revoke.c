@@ -296,6 +296,24 @@ TEST(revoke_counts_one_episode_for_an_attach_then_detach_by_one_writer)
 	devcg_revokes_free(r);
 }
 
+TEST(revoke_episode_takes_in_a_later_detach_by_its_writer)
+{
+	struct devcg_revokes *r = fresh();
+
+	devcg_revokes_seed(r, C, (const uint32_t[]){ 1, 2 }, 2);
+	attach(r, 10 * MS, 1, "systemd", C, 3);
+	refused(r, 20 * MS, C, 60, 240, 0, O_RDONLY);
+	/* its previous program goes half a second later (a slow machine) */
+	change(r, 500 * MS, 1, "systemd", DEVCG_CMD_PROG_DETACH, C, 2, 0, 0);
+	refused(r, 510 * MS, C, 60, 240, 0, O_RDONLY);
+	CHECK_INT(ngot, 0);
+	devcg_revokes_flush(r, 1000 * MS);
+	CHECK_INT(ngot, 1);
+	CHECK_INT(got[0].changes, 2);
+	CHECK_INT(got[0].denied, 2);
+	devcg_revokes_free(r);
+}
+
 TEST(revoke_episode_ends_with_a_change_by_someone_else)
 {
 	struct devcg_revokes *r = with_devcg_filter();

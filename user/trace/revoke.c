@@ -18,10 +18,12 @@
  * request from user space (cgroup device programs have no test run), so no
  * revocation is named there.
  *
- * One writer's consecutive changes on a cgroup are one episode (systemd
- * attaches its new program, then detaches its old one); the episode ends
- * with the next change on the cgroup by anyone else, or the trace's end,
- * and is reported then if refusals were attributed to it.
+ * One writer's changes on a cgroup less than EPISODE_NS apart, and its
+ * detaches, are one episode (systemd attaches its new program, then
+ * detaches its old one; a detach only removes a program that must allow,
+ * so it cannot be what refuses); the episode ends with the next change on
+ * the cgroup by anyone else, or the trace's end, and is reported then if
+ * refusals were attributed to it.
  */
 #include "internal.h"
 #include "trace.h"
@@ -341,7 +343,8 @@ static void feed_bpf(struct devcg_revokes *r, const struct devcg_trace_event *ev
 	 * (a devcg filter of another ABI reads as foreign) */
 	foreign = adds_program(ev) && owner_of(r, ev->bpf.prog_id) == DEVCG_PROG_FOREIGN &&
 		  strncmp(ev->comm, "devcg", sizeof(ev->comm));
-	joins = ep->open && ep->rv.writer_pid == ev->pid && ev->ts_ns <= ep->last_ns + EPISODE_NS;
+	joins = ep->open && ep->rv.writer_pid == ev->pid &&
+		(ev->ts_ns <= ep->last_ns + EPISODE_NS || !adds_program(ev));
 	if (ep->open && !joins)
 		close_episode(r, c, ev->ts_ns);
 	if (!joins && foreign)
