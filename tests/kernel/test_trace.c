@@ -921,7 +921,9 @@ TEST(trace_names_a_foreign_program_that_refuses_what_devcg_grants_as_one_revoke)
 	paced_stop(reader, rpid);
 	CHECK_INT(reader->eperm[0], 0); /* /dev/null: granted by both */
 	all = trace_stop(&t);
-	CHECK_INT(lost_field(summary_of(all), "total"), 0);
+	/* the count below is exact only when no event was lost (the reader
+	 * is paced; a flood elsewhere on the machine could still fill the ring) */
+	CHECK_MSG(lost_field(summary_of(all), "total") == 0, "the trace lost events");
 	rv = only_type(all, "revoke");
 	CHECK_INT(json_array_size(rv), 1);
 	o = json_array_get(rv, 0);
@@ -950,7 +952,8 @@ TEST(trace_names_a_foreign_program_that_refuses_what_devcg_grants_as_one_revoke)
 	CHECK(devcg == 1 && foreign == 1);
 	CHECK(num(o, "first_denied_offset_ns") > 0);
 	CHECK(num(o, "last_denied_offset_ns") >= num(o, "first_denied_offset_ns"));
-	CHECK_INT(num(summary_of(all), "revokes"), 1);
+	/* the summary counts the machine's revocations, not only these */
+	CHECK(num(summary_of(all), "revokes") >= 1);
 	CHECK_INT(count_type(all, "gap"), 0); /* a revocation is not a gap */
 	json_decref(rv);
 	json_decref(all);
@@ -978,7 +981,6 @@ TEST(trace_names_no_revoke_for_a_foreign_program_that_allows_everything)
 	all = trace_stop(&t);
 	CHECK_INT(count_type(all, "bpf_prog_change"), 1); /* the attach was seen */
 	CHECK_INT(count_type(all, "revoke"), 0);
-	CHECK_INT(num(summary_of(all), "revokes"), 0);
 	json_decref(all);
 	munmap(reader, sizeof(*reader));
 }
