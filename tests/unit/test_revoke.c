@@ -27,11 +27,11 @@ static const struct fake_prog progs[] = {
 	{ 7, DEVCG_PROG_DEVCG, "deny a\nallow c 1:3 rw\nallow c 240:0 r\n" },
 };
 
-enum { ROOT = 1, C = 100, CHILD = 101, OTHER = 102, P = 99, PC = 103 };
+enum { ROOT = 1, C = 100, CHILD = 101, OTHER = 102, P = 99, PC = 103, C_AGAIN = 104 };
 
 static const struct { uint64_t id; const char *path; } paths[] = {
 	{ ROOT, "/" }, { C, "/c" }, { CHILD, "/c/child" }, { OTHER, "/cc" },
-	{ P, "/p" }, { PC, "/p/c" },
+	{ P, "/p" }, { PC, "/p/c" }, { C_AGAIN, "/c" }, /* C removed and made again */
 };
 
 static int fake_prog(void *ctx, uint32_t id, struct devcg_policy **policy)
@@ -416,5 +416,23 @@ TEST(revoke_names_a_link_update_to_a_foreign_program)
 	CHECK_INT(got[0].changes, 1);
 	CHECK_INT(got[0].nbefore, 2);
 	CHECK_INT(got[0].nafter, 2);
+	devcg_revokes_free(r);
+}
+
+TEST(revoke_episode_of_a_removed_cgroup_ends_when_its_path_is_made_again)
+{
+	struct devcg_revokes *r = with_devcg_filter();
+
+	attach(r, 10 * MS, 50, "narrower", C, 2);
+	refused(r, 11 * MS, C, 60, 240, 0, O_RDONLY);
+	/* "/c" removed (its programs with it) and made again, under devcg's
+	 * filter 7, which grants c 240:0 r: nothing foreign is attached there */
+	change(r, 20 * MS, 71, "devcg", DEVCG_CMD_PROG_ATTACH, C_AGAIN, 7, 0, 0);
+	CHECK_INT(ngot, 1);
+	refused(r, 21 * MS, C_AGAIN, 60, 240, 0, O_RDONLY);
+	devcg_revokes_flush(r, 50 * MS);
+	CHECK_INT(ngot, 1);
+	CHECK_INT(got[0].denied, 1);
+	CHECK_INT(got[0].end_ns, 20 * MS);
 	devcg_revokes_free(r);
 }

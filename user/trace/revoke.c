@@ -56,6 +56,7 @@ struct episode {
 struct cg {
 	uint64_t id;
 	char path[512]; /* "" until known */
+	bool retired;   /* removed: another cgroup has its path now */
 	uint32_t progs[MAX_PROGS];
 	uint32_t nprogs;
 	struct episode ep;
@@ -72,6 +73,7 @@ struct devcg_revokes {
 	size_t nprogs;
 	size_t nopen; /* open episodes */
 	uint64_t lost;
+	uint64_t now_ns; /* the last event fed */
 	uint64_t generation; /* bumped by every change: invalidates the memo */
 	/* what applies to the last opener's cgroup, while nothing changes */
 	struct {
@@ -207,12 +209,46 @@ static void prog_forget(struct devcg_revokes *r, uint32_t id)
 	}
 }
 
+static void close_episode(struct devcg_revokes *r, struct cg *c, uint64_t end);
+
+/*
+ * A cgroup removed and made again under the same path (a unit restarted)
+ * has a new id. The old one went with its programs, detached by the
+ * kernel without a bpf(2) call (cgroup_bpf_release() in
+ * kernel/bpf/cgroup.c): it must not stand on the new one's path.
+ */
+static void retire_namesakes(struct devcg_revokes *r, const struct cg *c)
+{
+	uint32_t ids[MAX_PROGS], n, k;
+	size_t i;
+
+	for (i = 0; i < r->ncgs; i++) {
+		struct cg *d = &r->cgs[i];
+
+		if (d == c || d->retired || strcmp(d->path, c->path))
+			continue;
+		if (d->ep.open)
+			close_episode(r, d, r->now_ns);
+		d->retired = true;
+		n = d->nprogs;
+		memcpy(ids, d->progs, n * sizeof(ids[0]));
+		d->nprogs = 0;
+		for (k = 0; k < n; k++)
+			prog_forget(r, ids[k]);
+		r->generation++;
+	}
+}
+
 static const char *cg_path(struct devcg_revokes *r, struct cg *c)
 {
 	const char *p;
 
-	if (!c->path[0] && (p = r->src.path(r->src.ctx, c->id)))
+	if (c->retired)
+		return NULL;
+	if (!c->path[0] && (p = r->src.path(r->src.ctx, c->id))) {
 		snprintf(c->path, sizeof(c->path), "%s", p);
+		retire_namesakes(r, c);
+	}
 	return c->path[0] ? c->path : NULL;
 }
 
@@ -222,7 +258,7 @@ static struct cg *cg_of(struct devcg_revokes *r, uint64_t id)
 	size_t i;
 
 	for (i = 0; i < r->ncgs; i++)
-		if (r->cgs[i].id == id)
+		if (r->cgs[i].id == id && !r->cgs[i].retired)
 			return &r->cgs[i];
 	c = realloc(r->cgs, (r->ncgs + 1) * sizeof(*c));
 	if (!c)
@@ -375,12 +411,18 @@ static bool under(const char *path, const char *ancestor)
  * an ancestor, and the policies of the devcg filters on the same path. */
 static bool memo_fill(struct devcg_revokes *r, uint64_t id)
 {
-	const char *opener = r->src.path(r->src.ctx, id);
+	const char *found = r->src.path(r->src.ctx, id);
+	char opener[sizeof(r->cgs[0].path)];
 	size_t i;
 	uint32_t k;
 
-	if (!opener)
+	if (!found)
 		return false; /* not memoized: the cgroup may be found on a later walk */
+	/* a copy: the next lookup may walk the tree again and free it */
+	snprintf(opener, sizeof(opener), "%s", found);
+	/* every path first: finding one may retire another cgroup */
+	for (i = 0; i < r->ncgs; i++)
+		cg_path(r, &r->cgs[i]);
 	r->memo.valid = true;
 	r->memo.cgroup_id = id;
 	r->memo.generation = r->generation;
@@ -478,6 +520,7 @@ void devcg_revokes_feed(struct devcg_revokes *r, const struct devcg_trace_event 
 			uint32_t dev_type, uint32_t dev_major, uint32_t dev_minor, uint64_t lost)
 {
 	r->lost = lost;
+	r->now_ns = ev->ts_ns;
 	if (ev->type == DEVCG_EV_BPF_PROG_CHANGE)
 		feed_bpf(r, ev);
 	else if (ev->type == DEVCG_EV_OPEN_DENIED)
