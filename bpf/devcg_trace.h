@@ -38,6 +38,15 @@ enum devcg_lost {
 	DEVCG_LOST_MAX = 2,
 };
 
+/* The bpf(2) commands traced (values of the kernel's enum bpf_cmd). */
+enum devcg_bpf_cmd {
+	DEVCG_CMD_PROG_ATTACH = 8,
+	DEVCG_CMD_PROG_DETACH = 9,
+	DEVCG_CMD_LINK_CREATE = 28,
+	DEVCG_CMD_LINK_UPDATE = 29,
+	DEVCG_CMD_LINK_DETACH = 34,
+};
+
 #define DEVCG_EV_DATA 64
 #define DEVCG_EV_PATH 128
 
@@ -74,6 +83,7 @@ struct devcg_trace_event {
 		struct {
 			__u32 len;
 			__s32 dirfd; /* AT_FDCWD (-100) or the openat dirfd */
+			__u32 oflags; /* the open flags (O_ACCMODE, O_TRUNC, ...) */
 			char path[DEVCG_EV_PATH];
 		} open;
 		struct {

@@ -183,17 +183,20 @@ int devcg_tp_bpf_exit(struct trace_event_raw_sys_exit *ctx)
 }
 
 /*
- * Opens: only the return matters, and only EPERM. The path is read back
- * from the syscall's saved registers, so that successful opens cost one
- * compare and no map update at entry.
+ * Opens: only the return matters, and only EPERM. The path and the flags
+ * are read back from the syscall's saved registers, so that successful
+ * opens cost one compare and no map update at entry.
  */
-static __always_inline void open_denied(long ret, bool path_in_second_arg)
+enum open_call { OPEN, OPENAT, OPENAT2 };
+
+static __always_inline void open_denied(long ret, enum open_call call)
 {
 	/* openat and openat2 resolve a relative path against their dirfd */
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	struct devcg_trace_event *e;
 	const char *path;
+	__u64 flags = 0;
 	long n;
 
 	e = denial_reserve();
@@ -203,8 +206,17 @@ static __always_inline void open_denied(long ret, bool path_in_second_arg)
 	fill_task(e, DEVCG_SRC_TRACEPOINT);
 	e->ts_ns = e->ts_exit_ns = bpf_ktime_get_ns();
 	e->ret = ret;
-	path = (const char *)(path_in_second_arg ? BPF_CORE_READ(regs, si) : BPF_CORE_READ(regs, di));
-	e->open.dirfd = path_in_second_arg ? (__s32)BPF_CORE_READ(regs, di) : -100; /* AT_FDCWD */
+	path = (const char *)(call != OPEN ? BPF_CORE_READ(regs, si) : BPF_CORE_READ(regs, di));
+	e->open.dirfd = call != OPEN ? (__s32)BPF_CORE_READ(regs, di) : -100; /* AT_FDCWD */
+	/* open(path, flags), openat(dirfd, path, flags), openat2(dirfd, path,
+	 * how): struct open_how starts with its u64 flags */
+	if (call == OPEN)
+		flags = BPF_CORE_READ(regs, si);
+	else if (call == OPENAT)
+		flags = BPF_CORE_READ(regs, dx);
+	else if (bpf_probe_read_user(&flags, sizeof(flags), (const void *)BPF_CORE_READ(regs, dx)))
+		count_lost(DEVCG_LOST_READ);
+	e->open.oflags = (__u32)flags;
 	n = bpf_probe_read_user_str(e->open.path, sizeof(e->open.path), path);
 	if (n < 0) {
 		count_lost(DEVCG_LOST_READ);
@@ -221,7 +233,7 @@ SEC("tracepoint/syscalls/sys_exit_openat")
 int devcg_tp_openat_exit(struct trace_event_raw_sys_exit *ctx)
 {
 	if (ctx->ret == -EPERM)
-		open_denied(ctx->ret, true);
+		open_denied(ctx->ret, OPENAT);
 	return 0;
 }
 
@@ -229,7 +241,7 @@ SEC("tracepoint/syscalls/sys_exit_openat2")
 int devcg_tp_openat2_exit(struct trace_event_raw_sys_exit *ctx)
 {
 	if (ctx->ret == -EPERM)
-		open_denied(ctx->ret, true);
+		open_denied(ctx->ret, OPENAT2);
 	return 0;
 }
 
@@ -237,7 +249,7 @@ SEC("tracepoint/syscalls/sys_exit_open")
 int devcg_tp_open_exit(struct trace_event_raw_sys_exit *ctx)
 {
 	if (ctx->ret == -EPERM)
-		open_denied(ctx->ret, false);
+		open_denied(ctx->ret, OPEN);
 	return 0;
 }
 

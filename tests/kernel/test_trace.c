@@ -760,3 +760,259 @@ TEST(trace_of_one_cgroup_leaves_the_audit_ring_of_another_alone)
 	close(prog);
 	json_decref(all);
 }
+
+/* ---- revocations: a foreign program refuses what devcg's filter grants -- */
+
+/*
+ * A reader in the scratch cgroup that opens /dev/null and a node with no
+ * driver behind it (c 240:0) once a millisecond: an allowed open of the
+ * node fails with ENXIO (chrdev_open() in fs/char_dev.c, after the device
+ * cgroup check), a refused one with EPERM. Paced, so that the trace keeps
+ * up and every refusal is reported, and counted here to compare.
+ */
+struct paced {
+	volatile int stop;
+	volatile uint64_t opens[2], eperm[2];
+	char node[4096];
+};
+
+static int paced_loop(void *arg)
+{
+	struct paced *p = arg;
+	const char *paths[2] = { "/dev/null", p->node };
+
+	prctl(PR_SET_NAME, "revreader");
+	while (!p->stop) {
+		for (int i = 0; i < 2; i++) {
+			int fd = open(paths[i], O_RDONLY | O_CLOEXEC);
+
+			if (fd >= 0)
+				close(fd);
+			else if (errno == EPERM)
+				p->eperm[i]++;
+			p->opens[i]++;
+		}
+		usleep(1000);
+	}
+	return 0;
+}
+
+static struct paced *paced_start(const char *cg, const char *node, pid_t *pid)
+{
+	struct paced *p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	CHECK(p != MAP_FAILED);
+	snprintf(p->node, sizeof(p->node), "%s", node);
+	*pid = scratch_spawn(cg, paced_loop, p);
+	CHECK(*pid > 0);
+	while (p->opens[1] < 5)
+		usleep(1000);
+	return p;
+}
+
+/* Let the reader open the node N more times. */
+static void paced_more(struct paced *p, uint64_t n)
+{
+	uint64_t until = p->opens[1] + n;
+
+	while (p->opens[1] < until)
+		usleep(1000);
+}
+
+static void paced_stop(struct paced *p, pid_t pid)
+{
+	p->stop = 1;
+	CHECK_INT(scratch_wait(pid), 0);
+}
+
+/*
+ * A cgroup device program loaded from raw instructions, as a runtime or
+ * systemd loads its own: allow only c 1:3, or (ALL) everything. The
+ * context is struct bpf_cgroup_dev_ctx: access_type (the type in its low
+ * 16 bits), major, minor.
+ */
+static int device_prog(bool all)
+{
+	const struct bpf_insn only_null[] = {
+		{ .code = BPF_LDX | BPF_MEM | BPF_W, .dst_reg = BPF_REG_2, .src_reg = BPF_REG_1, .off = 0 },
+		{ .code = BPF_ALU | BPF_AND | BPF_K, .dst_reg = BPF_REG_2, .imm = 0xffff },
+		{ .code = BPF_JMP | BPF_JNE | BPF_K, .dst_reg = BPF_REG_2, .off = 6, .imm = BPF_DEVCG_DEV_CHAR },
+		{ .code = BPF_LDX | BPF_MEM | BPF_W, .dst_reg = BPF_REG_2, .src_reg = BPF_REG_1, .off = 4 },
+		{ .code = BPF_JMP | BPF_JNE | BPF_K, .dst_reg = BPF_REG_2, .off = 4, .imm = 1 },
+		{ .code = BPF_LDX | BPF_MEM | BPF_W, .dst_reg = BPF_REG_2, .src_reg = BPF_REG_1, .off = 8 },
+		{ .code = BPF_JMP | BPF_JNE | BPF_K, .dst_reg = BPF_REG_2, .off = 2, .imm = 3 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 1 },
+		{ .code = BPF_JMP | BPF_EXIT },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	const struct bpf_insn allow_all[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 1 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+
+	return all ? bpf_prog_load(BPF_PROG_TYPE_CGROUP_DEVICE, "allow_all", "GPL", allow_all, 2, NULL)
+		   : bpf_prog_load(BPF_PROG_TYPE_CGROUP_DEVICE, "only_null", "GPL", only_null, 11, NULL);
+}
+
+/* Another process, named COMM, attaches its own program to CG beside
+ * devcg's (multi mode) and exits; returns its pid. */
+static pid_t foreign_attach(const char *cg, const char *comm, bool all)
+{
+	pid_t pid = fork();
+
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		int cfd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC), pfd;
+
+		prctl(PR_SET_NAME, comm);
+		pfd = device_prog(all);
+		_exit(cfd < 0 || pfd < 0 || bpf_prog_attach(pfd, cfd, BPF_CGROUP_DEVICE, BPF_F_ALLOW_MULTI) ? 1 : 0);
+	}
+	CHECK_INT(scratch_wait(pid), 0);
+	return pid;
+}
+
+/* A scratch cgroup under a devcg filter granting /dev/null and c 240:0 rw,
+ * and a directory holding the c 240:0 node. */
+static void granted_cgroup(char *cg, size_t cgsize, char *node, size_t nodesize)
+{
+	static const struct scratch_node fake = { "fakegpu0", 'c', 240, 0 };
+	struct devcg_policy *p = policy_of("deny a\nallow c 1:3 rw\nallow c 240:0 rw\n");
+	char dir[4096];
+
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, cgsize));
+	CHECK(!devcg_replace(cg, p, NULL, NULL));
+	devcg_policy_free(p);
+	CHECK(!scratch_devdir_create(dir, sizeof(dir), &fake, 1));
+	snprintf(node, nodesize, "%s/fakegpu0", dir);
+}
+
+static json_t *only_type(json_t *all, const char *type)
+{
+	json_t *out = json_array(), *o;
+	size_t i;
+
+	json_array_foreach(all, i, o)
+		if (!strcmp(str(o, "type"), type))
+			json_array_append(out, o);
+	return out;
+}
+
+TEST(trace_names_a_foreign_program_that_refuses_what_devcg_grants_as_one_revoke)
+{
+	char cg[4096], node[4096];
+	json_t *all, *rv, *o, *devs, *progs, *p;
+	struct paced *reader;
+	struct tracer t;
+	pid_t rpid, writer;
+	size_t i, foreign = 0, devcg = 0;
+	const char *rel;
+
+	need_root();
+	granted_cgroup(cg, sizeof(cg), node, sizeof(node));
+	rel = rel_of(cg, scratch_cgroup2_root());
+	t = trace_start(rel);
+	reader = paced_start(cg, node, &rpid);
+	CHECK_INT(reader->eperm[1], 0); /* granted: ENXIO, not EPERM */
+	writer = foreign_attach(cg, "narrower", false);
+	while (reader->eperm[1] < 100)
+		usleep(1000);
+	paced_stop(reader, rpid);
+	CHECK_INT(reader->eperm[0], 0); /* /dev/null: granted by both */
+	all = trace_stop(&t);
+	/* the count below is exact only when no event was lost (the reader
+	 * is paced; a flood elsewhere on the machine could still fill the ring) */
+	CHECK_MSG(lost_field(summary_of(all), "total") == 0, "the trace lost events");
+	rv = only_type(all, "revoke");
+	CHECK_INT(json_array_size(rv), 1);
+	o = json_array_get(rv, 0);
+	CHECK_STR(str(o, "cgroup"), rel);
+	CHECK_INT(num(o, "writer_pid"), writer);
+	CHECK_STR(str(o, "writer_comm"), "narrower");
+	CHECK_STR(str(o, "comm"), "narrower");
+	CHECK_INT(num(o, "changes"), 1);
+	/* every refusal the reader saw, and nothing else */
+	CHECK_INT(num(o, "denied"), reader->eperm[1]);
+	devs = json_object_get(o, "devices");
+	CHECK_INT(json_array_size(devs), 1);
+	CHECK_STR(str(json_array_get(devs, 0), "dev"), "c 240:0");
+	CHECK_STR(str(json_array_get(devs, 0), "access"), "r");
+	CHECK_INT(num(json_array_get(devs, 0), "count"), reader->eperm[1]);
+	CHECK_INT(num(json_array_get(json_object_get(o, "victims"), 0), "pid"), rpid);
+	CHECK_STR(str(json_array_get(json_object_get(o, "victims"), 0), "comm"), "revreader");
+	/* before: devcg's filter alone; after: it and the foreign program */
+	progs = json_object_get(o, "progs_before");
+	CHECK_INT(json_array_size(progs), 1);
+	CHECK_STR(str(json_array_get(progs, 0), "owner"), "devcg");
+	json_array_foreach(json_object_get(o, "progs_after"), i, p) {
+		devcg += !strcmp(str(p, "owner"), "devcg");
+		foreign += !strcmp(str(p, "owner"), "foreign");
+	}
+	CHECK(devcg == 1 && foreign == 1);
+	CHECK(num(o, "first_denied_offset_ns") > 0);
+	CHECK(num(o, "last_denied_offset_ns") >= num(o, "first_denied_offset_ns"));
+	/* the summary counts the machine's revocations, not only these */
+	CHECK(num(summary_of(all), "revokes") >= 1);
+	CHECK_INT(count_type(all, "gap"), 0); /* a revocation is not a gap */
+	json_decref(rv);
+	json_decref(all);
+	munmap(reader, sizeof(*reader));
+}
+
+TEST(trace_names_no_revoke_for_a_foreign_program_that_allows_everything)
+{
+	char cg[4096], node[4096];
+	struct paced *reader;
+	struct tracer t;
+	json_t *all;
+	pid_t rpid;
+	const char *rel;
+
+	need_root();
+	granted_cgroup(cg, sizeof(cg), node, sizeof(node));
+	rel = rel_of(cg, scratch_cgroup2_root());
+	t = trace_start(rel);
+	reader = paced_start(cg, node, &rpid);
+	foreign_attach(cg, "allowall", true);
+	paced_more(reader, 100);
+	paced_stop(reader, rpid);
+	CHECK_INT(reader->eperm[1], 0);
+	all = trace_stop(&t);
+	CHECK_INT(count_type(all, "bpf_prog_change"), 1); /* the attach was seen */
+	CHECK_INT(count_type(all, "revoke"), 0);
+	json_decref(all);
+	munmap(reader, sizeof(*reader));
+}
+
+TEST(trace_names_no_revoke_when_devcg_itself_narrows_the_policy)
+{
+	struct devcg_policy *narrower = policy_of("deny a\nallow c 1:3 rw\n");
+	char cg[4096], node[4096];
+	struct paced *reader;
+	struct tracer t;
+	json_t *all, *o;
+	size_t i, refused = 0;
+	pid_t rpid;
+	const char *rel;
+
+	need_root();
+	granted_cgroup(cg, sizeof(cg), node, sizeof(node));
+	rel = rel_of(cg, scratch_cgroup2_root());
+	t = trace_start(rel);
+	reader = paced_start(cg, node, &rpid);
+	/* from this process (not named devcg): told apart by its program */
+	CHECK(!devcg_replace(cg, narrower, NULL, NULL));
+	while (reader->eperm[1] < 100)
+		usleep(1000);
+	paced_stop(reader, rpid);
+	all = trace_stop(&t);
+	/* the refusals were seen, and are devcg's own */
+	json_array_foreach(all, i, o)
+		refused += !strcmp(str(o, "type"), "open_denied") && !strcmp(str(o, "dev"), "c 240:0");
+	CHECK_INT(refused, reader->eperm[1]);
+	CHECK_INT(count_type(all, "revoke"), 0);
+	json_decref(all);
+	munmap(reader, sizeof(*reader));
+	devcg_policy_free(narrower);
+}

@@ -17,7 +17,7 @@ _devcg()
 	fi
 	case $prev in
 	-f|--file|-r|--rules) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-	--only) COMPREPLY=($(compgen -W "gap writes denials" -- "$cur")); return ;;
+	--only) COMPREPLY=($(compgen -W "gap revoke writes denials" -- "$cur")); return ;;
 	--hooks) COMPREPLY=($(compgen -W "auto tracepoint kprobe fentry" -- "$cur")); return ;;
 	--runtime) COMPREPLY=($(compgen -W "runc crun $([[ $verb == oci-hook ]] && echo auto)" -- "$cur")); return ;;
 	esac

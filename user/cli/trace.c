@@ -15,19 +15,20 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
-enum only { ONLY_ALL, ONLY_GAP, ONLY_WRITES, ONLY_DENIALS };
+enum only { ONLY_ALL, ONLY_GAP, ONLY_REVOKE, ONLY_WRITES, ONLY_DENIALS };
 
 struct session {
 	struct cli *cli;
 	struct devcg_tracer *tracer;
 	struct devcg_cgpaths *paths;
 	struct devcg_gaps *gaps;
+	struct devcg_revokes *revokes;
 	uint64_t start_ns;
 	enum only only;
 	long pid;
 	const char *comm;
 	const char *cgroup;
-	uint64_t counts[6];
+	uint64_t counts[7];
 	/* events wait here until they are REORDER_NS old, so that those of
 	 * the two rings and the audit rings are handled in time order */
 	struct pending *pending;
@@ -49,9 +50,9 @@ struct pending {
 	};
 };
 
-enum { N_WRITE, N_BPF, N_OPEN, N_DEVICE, N_GAP, N_TOTAL };
+enum { N_WRITE, N_BPF, N_OPEN, N_DEVICE, N_GAP, N_REVOKE, N_TOTAL };
 static const char *const type_names[] = { "cgroup_write", "bpf_prog_change", "open_denied",
-					  "device_denied", "gap" };
+					  "device_denied", "gap", "revoke" };
 
 static volatile sig_atomic_t stop;
 
@@ -313,11 +314,12 @@ static void emit_open(struct session *s, const struct devcg_trace_event *ev, boo
 {
 	const char *cg2 = devcg_cgpaths_lookup(s->paths, DEVCG_H_V2, ev->cgroup_id);
 	const char *cg1 = devcg_cgpaths_lookup(s->paths, DEVCG_H_DEVICES, ev->devices_cg);
-	char dev[32];
+	char dev[32], acc[4];
 
 	s->counts[N_OPEN]++;
 	if (!keep(s, ONLY_DENIALS, ev->pid, ev->comm, cg1, cg2))
 		return;
+	cli_access_string(devcg_open_access(ev->open.oflags), acc);
 	if (s->cli->json) {
 		json_t *o = common(s, "open_denied", ev->ts_ns, ev->pid, ev->tid, ev->comm, ev->ppid,
 				   ev->pcomm, "tracepoint");
@@ -328,14 +330,15 @@ static void emit_open(struct session *s, const struct devcg_trace_event *ev, boo
 			json_object_set_new(o, "devices_cgroup", cli_text(cg1, (size_t)-1));
 		if (has_dev)
 			json_object_set_new(o, "dev", cli_text(dev_string(type, major, minor, dev, sizeof(dev)), (size_t)-1));
+		json_object_set_new(o, "access", cli_text(acc, (size_t)-1));
 		json_object_set_new(o, "ret", json_integer(ev->ret));
 		cli_print_json(o);
 		return;
 	}
 	text_head(s, ev->ts_ns, "open_denied", ev->pid, ev->comm);
-	printf(" %s%s%s cgroup:%s%s%s\n", tsafe(ev->open.path, strnlen(ev->open.path, 128)),
+	printf(" %s%s%s access=%s cgroup:%s%s%s\n", tsafe(ev->open.path, strnlen(ev->open.path, 128)),
 	       has_dev ? " dev=" : "", has_dev ? dev_string(type, major, minor, dev, sizeof(dev)) : "",
-	       TSAFE(cg2), cg1 ? " devices:" : "", cg1 ? TSAFE(cg1) : "");
+	       acc, TSAFE(cg2), cg1 ? " devices:" : "", cg1 ? TSAFE(cg1) : "");
 }
 
 /* A denial from the kernel's permission check (kprobe or fentry). */
@@ -463,6 +466,103 @@ static void on_gap(void *ctx, const struct devcg_gap *g)
 	printf(" freeze=%s%s\n", g->freeze, g->lost ? " (events were lost: incomplete)" : "");
 }
 
+static const char *owner_name(int owner)
+{
+	return owner == DEVCG_PROG_DEVCG ? "devcg" : owner == DEVCG_PROG_FOREIGN ? "foreign" : "unknown";
+}
+
+static json_t *json_progs(const struct devcg_revoke_prog *p, uint32_t n)
+{
+	json_t *a = json_array();
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		json_array_append_new(a, json_pack("{s:I, s:s}", "id", (json_int_t)p[i].id, "owner",
+						   owner_name(p[i].owner)));
+	return a;
+}
+
+static void text_progs(const char *name, const struct devcg_revoke_prog *p, uint32_t n)
+{
+	uint32_t i;
+
+	printf(" %s=", name);
+	for (i = 0; i < n; i++)
+		printf("%s%u:%s", i ? "," : "", p[i].id, owner_name(p[i].owner));
+	if (!n)
+		printf("none");
+}
+
+/* A foreign program change after which devcg's grants were refused. */
+static void on_revoke(void *ctx, const struct devcg_revoke *rv)
+{
+	struct session *s = ctx;
+	char dev[32], acc[4];
+	uint32_t i;
+
+	s->counts[N_REVOKE]++;
+	if (!keep(s, ONLY_REVOKE, rv->writer_pid, rv->writer_comm, rv->cgroup, rv->cgroup))
+		return;
+	if (s->cli->json) {
+		json_t *devs = json_array(), *victims = json_array();
+		json_t *o = common(s, "revoke", rv->start_ns, rv->writer_pid, rv->writer_pid, rv->writer_comm,
+				   rv->writer_ppid, rv->writer_pcomm, "bpf_prog_change");
+
+		for (i = 0; i < rv->ndevices; i++) {
+			cli_access_string(rv->devices[i].access, acc);
+			json_array_append_new(devs, json_pack("{s:o, s:s, s:I}", "dev",
+				cli_text(dev_string(rv->devices[i].type, rv->devices[i].major, rv->devices[i].minor,
+						    dev, sizeof(dev)), (size_t)-1),
+				"access", acc, "count", (json_int_t)rv->devices[i].count));
+		}
+		for (i = 0; i < rv->nvictims; i++)
+			json_array_append_new(victims, json_pack("{s:I, s:o}", "pid", (json_int_t)rv->victims[i].pid,
+				"comm", cli_text(rv->victims[i].comm, strnlen(rv->victims[i].comm, 16))));
+		json_object_set_new(o, "cgroup", cli_text(rv->cgroup, (size_t)-1));
+		json_object_set_new(o, "writer_pid", json_integer(rv->writer_pid));
+		json_object_set_new(o, "writer_comm", cli_text(rv->writer_comm, strnlen(rv->writer_comm, 16)));
+		json_object_set_new(o, "writer_ppid", json_integer(rv->writer_ppid));
+		json_object_set_new(o, "writer_pcomm", cli_text(rv->writer_pcomm, strnlen(rv->writer_pcomm, 16)));
+		json_object_set_new(o, "start_ns", json_integer((json_int_t)rv->start_ns));
+		json_object_set_new(o, "end_ns", json_integer((json_int_t)rv->end_ns));
+		json_object_set_new(o, "window_ns", json_integer((json_int_t)(rv->end_ns - rv->start_ns)));
+		json_object_set_new(o, "changes", json_integer(rv->changes));
+		json_object_set_new(o, "progs_before", json_progs(rv->before, rv->nbefore));
+		json_object_set_new(o, "progs_after", json_progs(rv->after, rv->nafter));
+		json_object_set_new(o, "denied", json_integer((json_int_t)rv->denied));
+		json_object_set_new(o, "first_denied_offset_ns",
+				    json_integer((json_int_t)(rv->first_denied_ns - rv->start_ns)));
+		json_object_set_new(o, "last_denied_offset_ns",
+				    json_integer((json_int_t)(rv->last_denied_ns - rv->start_ns)));
+		json_object_set_new(o, "devices", devs);
+		json_object_set_new(o, "victims", victims);
+		json_object_set_new(o, "lost", json_boolean(rv->lost));
+		cli_print_json(o);
+		return;
+	}
+	text_head(s, rv->start_ns, "revoke", rv->writer_pid, rv->writer_comm);
+	printf(" cgroup:%s", TSAFE(rv->cgroup));
+	printf(" writer=%u/%s", rv->writer_pid, tsafe(rv->writer_comm, strnlen(rv->writer_comm, 16)));
+	printf(" parent=%u/%s changes=%u", rv->writer_ppid,
+	       tsafe(rv->writer_pcomm, strnlen(rv->writer_pcomm, 16)), rv->changes);
+	text_progs("before", rv->before, rv->nbefore);
+	text_progs("after", rv->after, rv->nafter);
+	printf(" denied=%llu first=+%llu ns last=+%llu ns", (unsigned long long)rv->denied,
+	       (unsigned long long)(rv->first_denied_ns - rv->start_ns),
+	       (unsigned long long)(rv->last_denied_ns - rv->start_ns));
+	for (i = 0; i < rv->ndevices; i++) {
+		cli_access_string(rv->devices[i].access, acc);
+		printf("%s%s %s x%llu", i ? "," : " devices=",
+		       dev_string(rv->devices[i].type, rv->devices[i].major, rv->devices[i].minor, dev, sizeof(dev)),
+		       acc, (unsigned long long)rv->devices[i].count);
+	}
+	for (i = 0; i < rv->nvictims; i++)
+		printf("%s%u/%s", i ? "," : " victims=", rv->victims[i].pid,
+		       tsafe(rv->victims[i].comm, strnlen(rv->victims[i].comm, 16)));
+	printf(" window=%llu ns%s\n", (unsigned long long)(rv->end_ns - rv->start_ns),
+	       rv->lost ? " (events were lost: incomplete)" : "");
+}
+
 static void dispatch(struct session *s, const struct devcg_trace_event *ev,
 		     const struct devcg_audit_event *a)
 {
@@ -489,6 +589,7 @@ static void dispatch(struct session *s, const struct devcg_trace_event *ev,
 		break;
 	}
 	devcg_gaps_feed(s->gaps, ev, type, major, minor, s->lost.ringbuf + s->lost.read);
+	devcg_revokes_feed(s->revokes, ev, type, major, minor, s->lost.ringbuf + s->lost.read);
 }
 
 static int on_event(void *ctx, const struct devcg_trace_event *ev, const struct devcg_audit_event *a)
@@ -513,6 +614,8 @@ static int on_event(void *ctx, const struct devcg_trace_event *ev, const struct 
 	} else {
 		p->ev = *ev;
 		p->ts = ev->ts_ns;
+		/* the program may be replaced and freed before its turn comes */
+		devcg_revokes_note(s->revokes, ev);
 	}
 	return 0;
 }
@@ -578,10 +681,11 @@ static void summary(struct session *s, uint64_t elapsed, bool stats)
 
 		for (i = 0; i < N_TOTAL; i++)
 			json_object_set_new(by, type_names[i], json_integer((json_int_t)s->counts[i]));
-		o = json_pack("{s:s, s:I, s:i, s:s, s:I, s:o, s:I, s:{s:I, s:I, s:I, s:I}, s:I, s:f}",
+		o = json_pack("{s:s, s:I, s:i, s:s, s:I, s:o, s:I, s:I, s:{s:I, s:I, s:I, s:I}, s:I, s:f}",
 			      "type", "summary", "ts_ns", (json_int_t)mono_ns(), "pid", (int)getpid(),
 			      "comm", "devcg", "duration_ns", (json_int_t)elapsed, "events", by, "gaps",
-			      (json_int_t)s->counts[N_GAP], "lost", "total", (json_int_t)lost, "ringbuf",
+			      (json_int_t)s->counts[N_GAP], "revokes", (json_int_t)s->counts[N_REVOKE],
+			      "lost", "total", (json_int_t)lost, "ringbuf",
 			      (json_int_t)l->ringbuf, "read", (json_int_t)l->read, "audit",
 			      (json_int_t)l->audit, "audit_before_start", (json_int_t)l->audit_before_start,
 			      "events_per_second", rate);
@@ -604,9 +708,10 @@ static void summary(struct session *s, uint64_t elapsed, bool stats)
 	fprintf(stderr, "-- %.3f s: ", (double)elapsed / 1e9);
 	for (i = 0; i < N_GAP; i++)
 		fprintf(stderr, "%s%s %llu", i ? ", " : "", type_names[i], (unsigned long long)s->counts[i]);
-	fprintf(stderr, "; gaps %llu; lost %llu (ring buffer %llu, reads %llu, audit %llu); "
+	fprintf(stderr, "; gaps %llu; revokes %llu; lost %llu (ring buffer %llu, reads %llu, audit %llu); "
 		"audit denials from before the start skipped %llu; %.0f events/s\n",
-		(unsigned long long)s->counts[N_GAP], (unsigned long long)lost,
+		(unsigned long long)s->counts[N_GAP], (unsigned long long)s->counts[N_REVOKE],
+		(unsigned long long)lost,
 		(unsigned long long)l->ringbuf, (unsigned long long)l->read,
 		(unsigned long long)l->audit, (unsigned long long)l->audit_before_start, rate);
 	for (i = 0; i < n; i++)
@@ -668,12 +773,14 @@ static int run(struct cli *cli, int argc, char **argv)
 		case 'o':
 			if (!strcmp(optarg, "gap"))
 				s.only = ONLY_GAP;
+			else if (!strcmp(optarg, "revoke"))
+				s.only = ONLY_REVOKE;
 			else if (!strcmp(optarg, "writes"))
 				s.only = ONLY_WRITES;
 			else if (!strcmp(optarg, "denials"))
 				s.only = ONLY_DENIALS;
 			else
-				return cli_usage(cli, "--only takes gap, writes or denials, not '%s'", optarg);
+				return cli_usage(cli, "--only takes gap, revoke, writes or denials, not '%s'", optarg);
 			break;
 		case 'H':
 			if (!strcmp(optarg, "auto"))
@@ -702,11 +809,13 @@ static int run(struct cli *cli, int argc, char **argv)
 	s.start_ns = devcg_tracer_start_ns(s.tracer);
 	s.paths = devcg_cgpaths_new();
 	s.gaps = s.paths ? devcg_gaps_new(s.paths, on_gap, &s) : NULL;
-	if (!s.gaps) {
+	s.revokes = s.paths ? devcg_revokes_new(s.paths, NULL, on_revoke, &s) : NULL;
+	if (!s.gaps || !s.revokes) {
 		ret = cli_failf(cli, -ENOMEM, "out of memory");
 		goto out;
 	}
 	devcg_gaps_seed_v2(s.gaps);
+	devcg_revokes_seed_v2(s.revokes);
 	devcg_cgpaths_each(s.paths, DEVCG_H_V2, follow_existing, &s);
 	if (cli->json) {
 		json_t *o = json_pack("{s:s, s:I, s:i, s:s, s:s, s:o}", "type", "hooks", "ts_ns",
@@ -749,10 +858,12 @@ static int run(struct cli *cli, int argc, char **argv)
 	devcg_tracer_losses(s.tracer, &s.lost);
 	drain(&s, 0);
 	devcg_gaps_flush(s.gaps, 0);
+	devcg_revokes_flush(s.revokes, mono_ns());
 	summary(&s, mono_ns() - s.start_ns, to.stats);
 	ret = EXIT_OK;
 out:
 	devcg_gaps_free(s.gaps);
+	devcg_revokes_free(s.revokes);
 	devcg_cgpaths_free(s.paths);
 	devcg_tracer_close(s.tracer);
 	free(s.pending);
@@ -762,20 +873,25 @@ out:
 const struct verb verb_trace = {
 	.name = "trace",
 	.run = run,
-	.summary = "watch device-rule changes and EPERM opens; report each permission gap",
+	.summary = "watch device-rule changes and EPERM opens; report permission gaps and revocations",
 	.usage =
 	"Usage: devcg trace [-j] [--cgroup PATH] [--pid PID] [--comm NAME]\n"
-	"                   [--duration SECONDS] [--only gap|writes|denials]\n"
+	"                   [--duration SECONDS] [--only gap|revoke|writes|denials]\n"
 	"                   [--hooks auto|tracepoint|kprobe|fentry] [--stats]\n\n"
 	"Trace writes to cgroup v1 devices.allow, devices.deny and freezer.state,\n"
 	"bpf(2) changes of cgroup device programs, opens that fail with EPERM, and\n"
 	"the denials of devcg filters loaded with --audit; and report each permission\n"
 	"gap: a 'deny a' (or a v2 detach that leaves no filter) and the writes that\n"
-	"follow, with its writer, width, rules replayed and the opens it refused.\n"
+	"follow, with its writer, width, rules replayed and the opens it refused;\n"
+	"and each revocation: a device program another process attached, replaced\n"
+	"or linked, after which opens were refused that every devcg filter applying\n"
+	"to the opener allows, with the writer, the programs before and after, and\n"
+	"the devices refused since (named only where a devcg filter applies).\n"
 	"It tries fentry, then kprobes, then syscall tracepoints, and says which it\n"
 	"chose and why. Ends on Ctrl-C or --duration with a summary of what happened\n"
-	"during the trace: events by type, gaps, events lost (trace ring buffers,\n"
-	"reads, audit rings) and audit denials queued before it began (skipped).\n\n"
+	"during the trace: events by type, gaps, revocations, events lost (trace\n"
+	"ring buffers, reads, audit rings) and audit denials queued before it began\n"
+	"(skipped).\n\n"
 	"Options:\n"
 	"      --cgroup PATH      only events of this cgroup (path relative to its\n"
 	"                         hierarchy, e.g. /mycontainer) and below; only the\n"
@@ -784,8 +900,9 @@ const struct verb verb_trace = {
 	"      --pid PID          only events of this process\n"
 	"      --comm NAME        only events of this command name\n"
 	"      --duration SECONDS stop after this long\n"
-	"      --only KIND        only gaps, writes (cgroup_write, bpf_prog_change) or\n"
-	"                         denials (open_denied, device_denied)\n"
+	"      --only KIND        only gaps, revocations (revoke), writes (cgroup_write,\n"
+	"                         bpf_prog_change) or denials (open_denied,\n"
+	"                         device_denied)\n"
 	"      --hooks KIND       use only this kind of hook (default auto)\n"
 	"      --stats            report each trace program's run count and run time\n"
 	"  -j, --json             one JSON object per line: every event has type,\n"
@@ -793,6 +910,7 @@ const struct verb verb_trace = {
 	"  -h, --help             this help\n\n"
 	"Examples:\n"
 	"  devcg trace --only gap\n"
+	"  devcg trace --only revoke --cgroup /system.slice/gpu.service\n"
 	"  devcg trace -j --cgroup /mycontainer --duration 60\n"
 	"  devcg trace --stats --duration 10\n",
 };

@@ -28,12 +28,6 @@
 #define FREEZE_LOOKBACK_NS 2000000000ull
 #define MAX_PROGS 64
 
-#define CMD_PROG_ATTACH 8
-#define CMD_PROG_DETACH 9
-#define CMD_LINK_CREATE 28
-#define CMD_LINK_UPDATE 29
-#define CMD_LINK_DETACH 34
-
 /* Denials seen after the last write of an open window: they join it only
  * if another write follows (the window was still being replayed). */
 struct tentative {
@@ -278,22 +272,52 @@ static void extend(struct window *w, uint64_t ts)
 	w->last_ns = ts;
 }
 
-static void prog_remove(struct window *w, uint32_t id)
+static void prog_remove(uint32_t *progs, uint32_t *n, uint32_t id)
 {
 	uint32_t i;
 
-	for (i = 0; i < w->nprogs; i++) {
-		if (w->progs[i] == id) {
-			w->progs[i] = w->progs[--w->nprogs];
+	for (i = 0; i < *n; i++) {
+		if (progs[i] == id) {
+			progs[i] = progs[--*n];
 			return;
 		}
 	}
 }
 
-static void prog_add(struct window *w, uint32_t id)
+static void prog_add(uint32_t *progs, uint32_t *n, uint32_t max, uint32_t id)
 {
-	if (id && w->nprogs < MAX_PROGS)
-		w->progs[w->nprogs++] = id;
+	if (id && *n < max)
+		progs[(*n)++] = id;
+}
+
+void devcg_trace_progs_apply(uint32_t *progs, uint32_t *n, uint32_t max,
+			     const struct devcg_trace_event *ev)
+{
+	switch (ev->bpf.cmd) {
+	case DEVCG_CMD_PROG_ATTACH:
+		if (ev->bpf.replace_id)
+			prog_remove(progs, n, ev->bpf.replace_id);
+		else if (!(ev->bpf.attach_flags & BPF_F_ALLOW_MULTI))
+			*n = 0; /* override or exclusive: replaced in place */
+		prog_add(progs, n, max, ev->bpf.prog_id);
+		break;
+	case DEVCG_CMD_LINK_CREATE:
+		prog_add(progs, n, max, ev->bpf.prog_id);
+		break;
+	case DEVCG_CMD_LINK_UPDATE:
+		prog_remove(progs, n, ev->bpf.replace_id);
+		prog_add(progs, n, max, ev->bpf.prog_id);
+		break;
+	case DEVCG_CMD_PROG_DETACH:
+		if (ev->bpf.prog_id)
+			prog_remove(progs, n, ev->bpf.prog_id);
+		else
+			*n = 0; /* legacy detach of the single program */
+		break;
+	case DEVCG_CMD_LINK_DETACH:
+		prog_remove(progs, n, ev->bpf.prog_id);
+		break;
+	}
 }
 
 static void feed_bpf(struct devcg_gaps *g, const struct devcg_trace_event *ev)
@@ -307,31 +331,7 @@ static void feed_bpf(struct devcg_gaps *g, const struct devcg_trace_event *ev)
 	if (!w)
 		return;
 	before = w->nprogs;
-	switch (ev->bpf.cmd) {
-	case CMD_PROG_ATTACH:
-		if (ev->bpf.replace_id)
-			prog_remove(w, ev->bpf.replace_id);
-		else if (!(ev->bpf.attach_flags & BPF_F_ALLOW_MULTI))
-			w->nprogs = 0; /* override or exclusive: replaced in place */
-		prog_add(w, ev->bpf.prog_id);
-		break;
-	case CMD_LINK_CREATE:
-		prog_add(w, ev->bpf.prog_id);
-		break;
-	case CMD_LINK_UPDATE:
-		prog_remove(w, ev->bpf.replace_id);
-		prog_add(w, ev->bpf.prog_id);
-		break;
-	case CMD_PROG_DETACH:
-		if (ev->bpf.prog_id)
-			prog_remove(w, ev->bpf.prog_id);
-		else
-			w->nprogs = 0; /* legacy detach of the single program */
-		break;
-	case CMD_LINK_DETACH:
-		prog_remove(w, ev->bpf.prog_id);
-		break;
-	}
+	devcg_trace_progs_apply(w->progs, &w->nprogs, MAX_PROGS, ev);
 	if (w->open) {
 		w->gap.rules++;
 		extend(w, ev->ts_exit_ns);
@@ -396,7 +396,7 @@ static int seed_one(void *ctx, uint64_t id, const char *path)
 	if (!bpf_prog_query(fd, BPF_CGROUP_DEVICE, 0, &flags, ids, &cnt) && cnt) {
 		w = window_of(g, true, id);
 		for (i = 0; w && i < cnt; i++)
-			prog_add(w, ids[i]);
+			prog_add(w->progs, &w->nprogs, MAX_PROGS, ids[i]);
 	}
 	close(fd);
 	return 0;

@@ -100,6 +100,13 @@ const char *devcg_cgpaths_lookup(struct devcg_cgpaths *c, enum devcg_hierarchy h
 int devcg_cgpaths_each(struct devcg_cgpaths *c, enum devcg_hierarchy h,
 		       int (*cb)(void *ctx, uint64_t id, const char *path), void *ctx);
 
+/* ---- device program lists (gap.c) ------------------------------------------ */
+
+/* Apply a successful bpf(2) change of a cgroup's device programs to its
+ * list PROGS of *N ids (at most MAX). */
+void devcg_trace_progs_apply(uint32_t *progs, uint32_t *n, uint32_t max,
+			     const struct devcg_trace_event *ev);
+
 /* ---- gaps (gap.c) --------------------------------------------------------- */
 
 #define DEVCG_GAP_MAX_DEVICES 8
@@ -133,5 +140,83 @@ void devcg_gaps_feed(struct devcg_gaps *g, const struct devcg_trace_event *ev, u
 		     uint32_t dev_major, uint32_t dev_minor, uint64_t lost);
 /* Close windows whose burst ended before NOW_NS (or all, with NOW_NS 0). */
 void devcg_gaps_flush(struct devcg_gaps *g, uint64_t now_ns);
+
+/* ---- revocations (revoke.c) ---------------------------------------------- */
+
+#define DEVCG_REVOKE_MAX_PROGS 8
+#define DEVCG_REVOKE_MAX_DEVICES 8
+#define DEVCG_REVOKE_MAX_VICTIMS 4
+
+/* Who a device program belongs to, as far as the trace can tell. */
+enum devcg_prog_owner {
+	DEVCG_PROG_UNKNOWN = -1, /* it could not be read (already freed) */
+	DEVCG_PROG_FOREIGN = 0,
+	DEVCG_PROG_DEVCG = 1, /* a devcg filter: its policy can be read back */
+};
+
+/*
+ * A revocation: a foreign device-program change on a cgroup (one writer's
+ * consecutive changes, an episode), after which opens in that cgroup or
+ * below were refused although every devcg filter that applies allows them.
+ */
+struct devcg_revoke {
+	uint64_t cgroup_id;
+	char cgroup[512];
+	uint32_t writer_pid, writer_ppid;
+	char writer_comm[16], writer_pcomm[16];
+	uint64_t start_ns;  /* the episode's first change (its bpf(2) entry) */
+	uint64_t end_ns;    /* when it ended: the next change by another, or the trace's end */
+	uint32_t changes;   /* program changes in the episode */
+	uint32_t nbefore, nafter;
+	struct devcg_revoke_prog {
+		uint32_t id;
+		int owner; /* enum devcg_prog_owner */
+	} before[DEVCG_REVOKE_MAX_PROGS], after[DEVCG_REVOKE_MAX_PROGS];
+	uint64_t denied; /* refused opens attributed to it */
+	uint64_t first_denied_ns, last_denied_ns;
+	uint32_t ndevices;
+	struct {
+		uint32_t type, major, minor;
+		uint8_t access; /* the accesses refused (DEVCG_ACC_*) */
+		uint64_t count;
+	} devices[DEVCG_REVOKE_MAX_DEVICES];
+	uint32_t nvictims; /* the first openers refused, in order */
+	struct { uint32_t pid; char comm[16]; } victims[DEVCG_REVOKE_MAX_VICTIMS];
+	bool lost; /* events were lost while it was open */
+};
+
+/* Where the correlation learns what is not in the events; NULL members
+ * (or a NULL source) read the kernel and the cgroup2 tree. */
+struct devcg_revoke_source {
+	/* Who owns program ID; for a devcg filter, *POLICY is set to its
+	 * policy (the caller frees it). */
+	int (*prog)(void *ctx, uint32_t id, struct devcg_policy **policy);
+	/* The path of v2 cgroup ID, or NULL. */
+	const char *(*path)(void *ctx, uint64_t id);
+	void *ctx;
+};
+
+struct devcg_revokes;
+typedef void (*devcg_revoke_cb)(void *ctx, const struct devcg_revoke *rv);
+
+struct devcg_revokes *devcg_revokes_new(struct devcg_cgpaths *paths,
+					const struct devcg_revoke_source *src, devcg_revoke_cb cb,
+					void *ctx);
+void devcg_revokes_free(struct devcg_revokes *r);
+/* Seed the device programs attached under the cgroup2 mount. */
+int devcg_revokes_seed_v2(struct devcg_revokes *r);
+/* Seed cgroup ID with the programs IDS (as a query at start finds them). */
+void devcg_revokes_seed(struct devcg_revokes *r, uint64_t cgroup_id, const uint32_t *ids, uint32_t n);
+/* Learn who owns the program of a bpf(2) event as soon as it arrives,
+ * before the program can be replaced and freed. */
+void devcg_revokes_note(struct devcg_revokes *r, const struct devcg_trace_event *ev);
+/* Feed a raw event in time order; DEV is the device of an open_denied path
+ * when known (type 0 otherwise); LOST is the running count of lost events. */
+void devcg_revokes_feed(struct devcg_revokes *r, const struct devcg_trace_event *ev,
+			uint32_t dev_type, uint32_t dev_major, uint32_t dev_minor, uint64_t lost);
+/* The end of the trace at NOW_NS: close every episode. */
+void devcg_revokes_flush(struct devcg_revokes *r, uint64_t now_ns);
+/* The device access an open with FLAGS asks for (DEVCG_ACC_*). */
+uint8_t devcg_open_access(uint32_t flags);
 
 #endif
