@@ -227,6 +227,15 @@ int devcg_filter_read(int prog_fd, struct devcg_policy **policy, bool *audit,
  * its name, 0 when there is none (or systemd is not PID 1), or an error.
  */
 int devcg_systemd_unit_of(const char *rel, char *unit, size_t len, struct devcg_error *err);
+/* One DeviceAllow= entry: a path or pattern systemd takes, and its access. */
+struct devcg_sd_entry {
+	char path[64];
+	uint8_t access;
+};
+/* What POLICY allows, said in systemd's DeviceAllow= forms (a superset
+ * where systemd cannot say it exactly), merged by path; the caller frees
+ * *OUT. */
+int devcg_systemd_entries(const struct devcg_policy *policy, struct devcg_sd_entry **out, size_t *n);
 /* systemd's own device program (bpf-devices.c names it so). */
 #define DEVCG_SYSTEMD_PROG_NAME "sd_devices"
 /* Widen UNIT's DeviceAllow= (runtime) to hold everything POLICY allows;
