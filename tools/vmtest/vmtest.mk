@@ -56,7 +56,7 @@ vmtest: vmtest-deps
 
 # boot what is there, without building
 vmtest-run:
-	$(Q)set -f; VMTEST_CGROUP=$(VMTEST_CGROUP) tools/vmtest/vmtest.sh $(VMTEST_DIR) '$(VMTEST_GUESTS)' $(VMTEST_TESTS)
+	$(Q)set -f; VMTEST_NO_BUILD=1 VMTEST_CGROUP=$(VMTEST_CGROUP) tools/vmtest/vmtest.sh $(VMTEST_DIR) '$(VMTEST_GUESTS)' $(VMTEST_TESTS)
 
 # one guest, one script: its output on standard output, its exit status
 vmrun: vmtest-deps

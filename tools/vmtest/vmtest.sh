@@ -8,7 +8,7 @@
 # The systemd guests' image is built ($MAKE vmtest-systemd-image) just
 # before the first of them runs; when that fails (no network to the Debian
 # mirror, ...) each systemd guest counts as one failed test, and the exit
-# status is non-zero.
+# status is non-zero. VMTEST_NO_BUILD=1 (make vmtest-run) builds nothing.
 #
 # Usage: vmtest.sh DIR 'GUEST...' [GLOB...]
 set -uf
@@ -49,7 +49,10 @@ for guest in $guests; do
 		run_guest busybox
 		;;
 	systemd-v2 | systemd-v1)
-		if [ -z "$image" ]; then
+		if [ -z "$image" ] && [ -n "${VMTEST_NO_BUILD:-}" ]; then
+			# make vmtest-run: what is there
+			image=ok
+		elif [ -z "$image" ]; then
 			if ${MAKE:-make} --no-print-directory vmtest-systemd-image; then
 				image=ok
 			else
