@@ -5,7 +5,7 @@ pkgs="make gcc g++ dpkg-dev clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool 
 # extra sets: 'deps.sh bench' adds what make bench needs
 case "${1:-}" in
 bench) pkgs="$pkgs python3 gnuplot-nox" ;;
-vmtest) pkgs="$pkgs qemu-system-x86" ;; # the guest kernel is fetched, not installed
+vmtest) pkgs="$pkgs qemu-system-x86 mmdebstrap" ;; # the guest kernel and root are fetched, not installed
 esac
 missing=""
 for p in $pkgs; do
