@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # devcg: libdevcg, the devcg CLI, their BPF programs and tests.
 # All output goes to $(BUILD); `make V=1` shows full commands.
 

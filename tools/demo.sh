@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # make demo: the gap that devcg removes, measured on this machine.
 # A reader opens /dev/urandom and /dev/null in a tight loop inside a scratch
 # cgroup while the device policy is swapped many times:

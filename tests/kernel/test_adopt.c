@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Programs attached through a bpf_link held by another process (issue
  * "Hardening", 1 and 2). Such a link lives only as long as its holder, so

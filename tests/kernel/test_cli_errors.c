@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * The CLI's failures on a live system: a rule whose own verb is not the
  * command's grants nothing; missing privileges give one line naming the

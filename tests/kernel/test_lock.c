@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * The lock of devcg writers (issue "Hardening", 3): only root can hold it,
  * and waiting for it ends. An flock on the cgroup directory, which any

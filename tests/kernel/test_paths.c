@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * What a cgroup argument may name (issue "Hardening", items 4, 5, 7, 14):
  * writers refuse every spelling of a root cgroup, a path too long is an

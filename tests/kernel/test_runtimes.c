@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Real container runtimes (issue "A second kernel and real runtimes"):
  * Debian's runc and crun run a busybox container, devcg adopts the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * The swap on a live cgroup v2 (issue "Atomic replace"): no gap under
  * readers, adoption of foreign programs in each attach mode, refusal of

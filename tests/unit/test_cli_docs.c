@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* The man page, `devcg --help` and each verb's --help name the same verbs
  * and options. */
 #include "harness.h"

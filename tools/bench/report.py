@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """Turn build/bench/results.json into a Markdown table (results.md) and
 plots (per-open cost and replace time against rule count, log scale)."""
 import json

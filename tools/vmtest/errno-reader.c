@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 // devcg-errno-reader: the systemd guests' reader. It opens device nodes in a
 // loop and counts how each open ends, by errno, so that a node with no
 // driver behind it (an unregistered major) tells access from refusal: the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # Build the systemd guests' initramfs (one image for systemd-v2 and
 # systemd-v1: they differ only in the kernel command line) at OUT:
 #   - the Debian 12 root from mkroot.sh (cached by package list),

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # Build the Debian 12 root of the systemd guests with mmdebstrap, once per
 # package list: DIR/debian-root-KEY/ where KEY hashes the list, the suite,
 # the mirror and this script. A root already there is reused as it is; a

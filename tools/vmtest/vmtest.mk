@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # `make vmtest`: the project on Debian's own cloud kernel (Linux 6.1) under
 # qemu with TCG, in three guests, one after the other:
 #   busybox     the privileged kernel suite (build/tests/kernel) from a

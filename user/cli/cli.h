@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /* The devcg CLI: one file per verb, all thin over libdevcg. */
 #ifndef DEVCG_CLI_H
 #define DEVCG_CLI_H

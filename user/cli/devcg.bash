@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # bash completion for devcg; source it, or install it as
 # /usr/share/bash-completion/completions/devcg
 _devcg()

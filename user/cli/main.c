@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 // devcg: manage device access for cgroups with atomically swapped BPF filters.
 #include "cli.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 // devcg replace: install a policy on a cgroup, atomically.
 #include "cli.h"
 
