@@ -19,7 +19,8 @@ static void entries_of(const char *text, char *out, size_t len)
 	size_t n = 0, i, off = 0;
 
 	CHECK_INT(devcg_systemd_entries(p, &e, &n), 0);
-	qsort(e, n, sizeof(*e), cmp_entry);
+	if (n)
+		qsort(e, n, sizeof(*e), cmp_entry);
 	out[0] = '\0';
 	for (i = 0; i < n; i++) {
 		char acc[4];
