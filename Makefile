@@ -39,7 +39,7 @@ WARN     := -Wall -Wextra -Werror -Wno-missing-field-initializers -Wno-format-tr
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -fPIC -fvisibility=hidden \
 	-Iinclude -Iuser/lib -Iuser/trace -Ibpf -I$(BUILD)
-LDLIBS   := -lbpf -lelf -lz -ljansson -lsystemd
+LDLIBS   := -lbpf -lelf -lz -ljansson -lsystemd -lyaml
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 LIB_SRCS := $(wildcard user/lib/*.c)
