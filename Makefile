@@ -131,7 +131,7 @@ $(BUILD)/tests/unit: $(UNIT_SRCS) tests/harness.h $(TRACE_OBJS) $(LIB_OBJS) | $(
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $(UNIT_SRCS) $(TRACE_OBJS) $(LIB_OBJS) $(LDLIBS)
 
-$(BUILD)/tests/kernel: $(KERNEL_SRCS) tests/harness.h tests/scratch.h tests/probe.h tests/reader.h tests/kernel/ktest.h $(TRACE_OBJS) $(LIB_OBJS) | $(BUILD)/tests
+$(BUILD)/tests/kernel: $(KERNEL_SRCS) tests/harness.h tests/scratch.h tests/probe.h tests/reader.h tests/kernel/ktest.h tests/runtime.h $(TRACE_OBJS) $(LIB_OBJS) | $(BUILD)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $(KERNEL_SRCS) $(TRACE_OBJS) $(LIB_OBJS) $(LDLIBS)
 

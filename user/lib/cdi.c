@@ -293,7 +293,8 @@ static int load_specs(const char *const *dirs, struct specs *s, struct devcg_err
 		}
 		closedir(dir);
 		/* in name order, so that messages are stable */
-		qsort(names, nn, sizeof(*names), cmp_names);
+		if (nn)
+			qsort(names, nn, sizeof(*names), cmp_names);
 		for (size_t i = 0; i < nn; i++) {
 			struct devcg_error e2 = { 0 };
 			char path[PATH_MAX], *text = NULL;

@@ -659,58 +659,78 @@ struct holders {
 	size_t n;
 };
 
-/* The open files of the processes of the container's cgroup (and below)
- * that are the device TYPE MAJOR:MINOR. */
-static void find_holders(const char *rel, uint8_t type, uint32_t maj, uint32_t min, struct holders *h)
+/* The open files of process PID that are the device TYPE MAJOR:MINOR. */
+static void holders_of(int32_t pid, uint8_t type, uint32_t maj, uint32_t min, struct holders *h)
 {
-	DIR *proc = opendir("/proc");
-	struct dirent *e;
+	char path[64], comm[32] = "";
+	DIR *fds;
+	struct dirent *f;
+	FILE *cf;
 
-	memset(h, 0, sizeof(*h));
-	while (proc && (e = readdir(proc)) && h->n < MAX_HOLDERS) {
-		char path[300], cg[4096], v1[8], comm[32] = "";
-		int32_t pid = (int32_t)strtol(e->d_name, NULL, 10);
-		DIR *fds;
-		struct dirent *f;
-		FILE *cf;
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	if (!(fds = opendir(path)))
+		return;
+	while ((f = readdir(fds)) && h->n < MAX_HOLDERS) {
+		char fdpath[128];
+		struct stat st;
+		struct devcg_hotplug_holder *more;
 
-		if (pid <= 0 || pid_cgroup(pid, cg, sizeof(cg), v1, sizeof(v1), NULL) || !under(cg, rel))
+		if (f->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-		if ((cf = fopen(path, "re"))) {
-			if (fgets(comm, sizeof(comm), cf))
+		snprintf(fdpath, sizeof(fdpath), "%s/%s", path, f->d_name);
+		if (stat(fdpath, &st) || !(S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) ||
+		    (S_ISBLK(st.st_mode) ? DEVCG_BLOCK : DEVCG_CHAR) != type || major(st.st_rdev) != maj ||
+		    minor(st.st_rdev) != min)
+			continue;
+		if (!comm[0]) {
+			snprintf(comm, sizeof(comm), "/proc/%d/comm", (int)pid);
+			if ((cf = fopen(comm, "re"))) {
+				if (!fgets(comm, sizeof(comm), cf))
+					comm[0] = '\0';
 				comm[strcspn(comm, "\n")] = '\0';
-			fclose(cf);
+				fclose(cf);
+			} else {
+				comm[0] = '\0';
+			}
 		}
-		snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-		if (!(fds = opendir(path)))
-			continue;
-		while ((f = readdir(fds)) && h->n < MAX_HOLDERS) {
-			char fdpath[300];
-			struct stat st;
-			struct devcg_hotplug_holder *more;
-
-			if (f->d_name[0] == '.')
-				continue;
-			snprintf(fdpath, sizeof(fdpath), "%s/%s", path, f->d_name);
-			if (stat(fdpath, &st) || !(S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) ||
-			    (S_ISBLK(st.st_mode) ? DEVCG_BLOCK : DEVCG_CHAR) != type ||
-			    major(st.st_rdev) != maj || minor(st.st_rdev) != min)
-				continue;
-			more = realloc(h->v, (h->n + 1) * sizeof(*h->v));
-			if (!more)
-				break;
-			h->v = more;
-			memset(&h->v[h->n], 0, sizeof(h->v[h->n]));
-			h->v[h->n].pid = pid;
-			h->v[h->n].fd = (int32_t)strtol(f->d_name, NULL, 10);
-			snprintf(h->v[h->n].comm, sizeof(h->v[h->n].comm), "%s", comm);
-			h->n++;
-		}
-		closedir(fds);
+		more = realloc(h->v, (h->n + 1) * sizeof(*h->v));
+		if (!more)
+			break;
+		h->v = more;
+		memset(&h->v[h->n], 0, sizeof(h->v[h->n]));
+		h->v[h->n].pid = pid;
+		h->v[h->n].fd = (int32_t)strtol(f->d_name, NULL, 10);
+		snprintf(h->v[h->n].comm, sizeof(h->v[h->n].comm), "%s", comm);
+		h->n++;
 	}
-	if (proc)
-		closedir(proc);
+	closedir(fds);
+}
+
+/* The open files of the processes of the container's cgroup CG (absolute)
+ * and those below it that are the device. */
+static void find_holders(const char *cg, int depth, uint8_t type, uint32_t maj, uint32_t min,
+			 struct holders *h)
+{
+	char path[4200], buf[32];
+	DIR *d;
+	struct dirent *e;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+	if ((f = fopen(path, "re"))) {
+		while (h->n < MAX_HOLDERS && fgets(buf, sizeof(buf), f))
+			holders_of((int32_t)strtol(buf, NULL, 10), type, maj, min, h);
+		fclose(f);
+	}
+	if (depth > 16 || !(d = opendir(cg)))
+		return;
+	while ((e = readdir(d))) {
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", cg, e->d_name);
+		find_holders(path, depth + 1, type, maj, min, h);
+	}
+	closedir(d);
 }
 
 /* ---- the result ------------------------------------------------------------- */
@@ -869,10 +889,35 @@ static int call_start(struct call *c, const char *cgroup, const struct devcg_hot
 	}
 	if (fail_at)
 		snprintf(c->child.sh->fail_at, sizeof(c->child.sh->fail_at), "%s", fail_at);
+	/* bind mounts are for user-namespaced containers, or when asked */
+	c->child.sh->trees = c->t.other_userns ||
+			     (attach && DEVCG_OPT(opts, devcg_hotplug_opts, method, 0) == DEVCG_HOTPLUG_BIND);
 	ret = hp_child_start(&c->child, c->t.mntns_fd, c->t.root_fd, err);
 	for (size_t i = 0; !ret && i < c->items.n; i++)
 		ret = host_fs_guard(&c->items.v[i], &c->child.sh->nodes[i], err);
 	return ret;
+}
+
+/* The child looked without the host nodes' mounts, and a node needs one
+ * (a nodev directory; a bound node detach may have to put back): start
+ * it again with them. */
+static int call_restart_with_trees(struct call *c, struct devcg_error *err)
+{
+	struct hp_child old = c->child;
+	size_t i;
+	int ret;
+
+	ret = hp_child_alloc(&c->child, (int)c->items.n, err);
+	if (ret) {
+		c->child = old;
+		return ret;
+	}
+	memcpy(c->child.sh, old.sh, old.size);
+	c->child.sh->trees = true;
+	for (i = 0; i < c->items.n; i++)
+		c->child.sh->nodes[i].dirs_at = 0;
+	hp_child_stop(&old);
+	return hp_child_start(&c->child, c->t.mntns_fd, c->t.root_fd, err);
 }
 
 static int add_perm(struct call *c, const struct hp_item *it)
@@ -976,6 +1021,19 @@ static int attach_plan(struct call *c, uint8_t method, struct devcg_error *err)
 	return 0;
 }
 
+/* Attach: a node to bind-mount; detach: a bound node to remove (its undo
+ * mounts the host node again). */
+static bool needs_trees(const struct call *c, bool attach)
+{
+	for (size_t i = 0; i < c->items.n; i++) {
+		const struct hp_node *n = &c->child.sh->nodes[i];
+
+		if (attach ? n->bind && n->state != HP_SAME : n->work && n->mounted)
+			return true;
+	}
+	return false;
+}
+
 int devcg_attach(const char *cgroup, const struct devcg_hotplug_device *devices, size_t count,
 		 const struct devcg_hotplug_opts *opts, struct devcg_hotplug_result **result,
 		 struct devcg_error *err)
@@ -990,11 +1048,17 @@ int devcg_attach(const char *cgroup, const struct devcg_hotplug_device *devices,
 	ret = call_start(&c, cgroup, devices, count, opts, true, err);
 	if (!ret)
 		ret = attach_plan(&c, method, err);
+	if (!ret && !c.child.sh->trees && needs_trees(&c, true)) {
+		ret = call_restart_with_trees(&c, err);
+		for (i = 0; !ret && i < c.items.n; i++)
+			c.child.sh->nodes[i].bind = c.child.sh->nodes[i].nodev || method == DEVCG_HOTPLUG_BIND;
+	}
 	if (ret)
 		goto out;
 	ret = swap_perms(&c.t, opts, edit_attach, &c.perms, true, c.ids, err);
 	if (ret) {
-		devcg_err_wrap(err, ret, "the permission swap on %s failed; nothing was changed", c.t.rel);
+		devcg_err_wrap(err, ret, "the permission swap on %s failed; the nodes and the permission "
+			       "are as before", c.t.rel);
 		goto out;
 	}
 	ret = hp_child_cmd(&c.child, 'M', err);
@@ -1009,7 +1073,6 @@ int devcg_attach(const char *cgroup, const struct devcg_hotplug_device *devices,
 				       "are as before");
 		goto out;
 	}
-	hp_child_cmd(&c.child, 'C', NULL);
 	ret = make_result(&c, true, err);
 	for (i = 0, e = 0; !ret && i < c.items.n; i++, e++) {
 		const struct hp_item *it = &c.items.v[i];
@@ -1132,6 +1195,15 @@ int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
 	ret = call_start(&c, cgroup, devices, count, opts, false, err);
 	if (!ret)
 		ret = detach_plan(&c, err);
+	if (!ret && !c.child.sh->trees && needs_trees(&c, false)) {
+		bool work[HP_MAX_NODES];
+
+		for (i = 0; i < c.items.n; i++)
+			work[i] = c.child.sh->nodes[i].work;
+		ret = call_restart_with_trees(&c, err);
+		for (i = 0; !ret && i < c.items.n; i++)
+			c.child.sh->nodes[i].work = work[i];
+	}
 	if (ret)
 		goto out;
 	ret = hp_child_cmd(&c.child, 'R', err);
@@ -1174,7 +1246,8 @@ int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
 			en->note = strdup(k->note);
 		if (c.kept[i] || !it->known)
 			continue;
-		find_holders(c.t.rel, it->type, it->major, it->minor, &h);
+		memset(&h, 0, sizeof(h));
+		find_holders(c.t.cgroup, 0, it->type, it->major, it->minor, &h);
 		en->holders = h.v;
 		en->nholders = h.n;
 	}

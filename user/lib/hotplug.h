@@ -107,6 +107,10 @@ struct hp_shared {
 	char step[16];     /* "mkdir", "mknod", ... */
 	char msg[512];
 	char fail_at[16];  /* testing: fail at this step */
+	/* clone the host nodes' mounts (for bind mounts): only when needed,
+	 * since dropping an unused clone waits for an RCU grace period
+	 * (fs/namespace.c, namespace_unlock()) */
+	bool trees;
 	struct hp_node nodes[];
 };
 
@@ -126,8 +130,9 @@ struct hp_child {
 int hp_child_alloc(struct hp_child *c, int n, struct devcg_error *err);
 int hp_child_start(struct hp_child *c, int mntns_fd, int root_fd, struct devcg_error *err);
 /* Commands: 'M' make the work nodes (attach; on failure the child undoes
- * its own), 'U' undo what was made or removed, 'R' remove the work nodes
- * (detach; undone on failure), 'C' commit (drop what was set aside). */
+ * its own; on success it drops the nodes it replaced), 'R' remove the work
+ * nodes (detach; undone on failure), then 'C' commit (drop what was set
+ * aside) or 'U' undo. The child ends after 'M', 'C', 'U' or a failure. */
 int hp_child_cmd(struct hp_child *c, char cmd, struct devcg_error *err);
 /* End the child (after 'C' or 'U') and free everything. */
 void hp_child_stop(struct hp_child *c);

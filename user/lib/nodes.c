@@ -45,8 +45,10 @@
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/fsuid.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/capability.h>
 
 #ifndef OPEN_TREE_CLONE
 #define OPEN_TREE_CLONE 1
@@ -178,6 +180,44 @@ static void look(struct hp_node *n)
 		n->state = HP_DIFFERS;
 	else
 		n->state = HP_SAME;
+}
+
+/*
+ * Create as the owner of the directory created in: a file system mounted in
+ * the container's user namespace (its /dev tmpfs) takes new files only from
+ * ids mapped there (fs/namei.c, may_o_create() -> fsuidgid_has_mapping()),
+ * and the host's root is not one; the directory's owner is (in a
+ * user-namespaced container, the container's root). Moving the fsuid away
+ * from 0 drops the file capabilities from the effective set
+ * (security/commoncap.c, cap_task_fix_setuid()); the child takes them back
+ * from its permitted set, to make nodes and set owners as root would.
+ */
+static void act_as_owner_of(const char *path)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+	char dir[PATH_MAX], up[PATH_MAX];
+	struct stat st;
+
+	split(path, dir, sizeof(dir));
+	while (stat(dir, &st) && strcmp(dir, "/")) {
+		snprintf(up, sizeof(up), "%s", dir);
+		split(up, dir, sizeof(dir));
+	}
+	setfsuid(st.st_uid);
+	setfsgid(st.st_gid);
+	if (!syscall(SYS_capget, &hdr, data)) {
+		data[0].effective = data[0].permitted;
+		data[1].effective = data[1].permitted;
+		syscall(SYS_capset, &hdr, data);
+	}
+}
+
+/* Back to 0, which gives the file capabilities back by itself. */
+static void act_as_root(void)
+{
+	setfsuid(0);
+	setfsgid(0);
 }
 
 /* Make the missing parent directories of N, each owned as its parent is
@@ -372,6 +412,13 @@ static void undo_node(struct hp_node *n)
 	n->done = 0;
 }
 
+static void undo(struct hp_node *n)
+{
+	act_as_owner_of(n->path);
+	undo_node(n);
+	act_as_root();
+}
+
 static int remove_node(struct hp_shared *sh, int i, int last, struct hp_node *n)
 {
 	const char *name;
@@ -436,12 +483,14 @@ static int run_all(struct hp_shared *sh, bool make)
 
 		if (!n->work || (make && n->state == HP_SAME) || (!make && n->state != HP_SAME))
 			continue;
+		act_as_owner_of(n->path);
 		ret = make ? make_node(sh, i, last, n) : remove_node(sh, i, last, n);
+		act_as_root();
 	}
 	/* on failure, the child undoes its own work at once */
 	if (ret)
 		while (i-- > 0)
-			undo_node(&sh->nodes[i]);
+			undo(&sh->nodes[i]);
 	return ret;
 }
 
@@ -456,7 +505,7 @@ static char run_cmd(struct hp_shared *sh, char cmd)
 		return run_all(sh, false) ? 1 : 0;
 	case 'U':
 		for (i = sh->n - 1; i >= 0; i--)
-			undo_node(&sh->nodes[i]);
+			undo(&sh->nodes[i]);
 		return 0;
 	case 'C':
 		for (i = 0; i < sh->n; i++)
@@ -478,7 +527,7 @@ static void child_main(struct hp_shared *sh, int sock, int mntns_fd, int root_fd
 
 		n->tree_fd = -1;
 		n->tree_err = -ENOENT;
-		if (!n->host_path[0])
+		if (!n->host_path[0] || !sh->trees)
 			continue;
 		n->tree_fd = (int)syscall(SYS_open_tree, AT_FDCWD, n->host_path,
 					  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
@@ -499,12 +548,16 @@ static void child_main(struct hp_shared *sh, int sock, int mntns_fd, int root_fd
 	close(root_fd);
 	if (send(sock, &reply, 1, MSG_NOSIGNAL) != 1 || reply)
 		return;
+	/* 'R' waits for the verdict ('C' or 'U'); every other command is the
+	 * last (each round trip costs the parent a wake-up) */
 	while (recv(sock, &cmd, 1, 0) == 1 && cmd != 'Q') {
 		sh->err = 0;
 		sh->failed = -1;
 		reply = run_cmd(sh, cmd);
-		if (send(sock, &reply, 1, MSG_NOSIGNAL) != 1)
-			break;
+		if (cmd == 'M' && !reply)
+			run_cmd(sh, 'C');
+		if (send(sock, &reply, 1, MSG_NOSIGNAL) != 1 || cmd != 'R' || reply)
+			return;
 	}
 	/* the parent is gone or done: what was set aside goes */
 	run_cmd(sh, 'C');
