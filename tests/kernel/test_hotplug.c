@@ -880,6 +880,37 @@ TEST(hotplug_a_bind_mounted_node_cannot_take_another_mode)
 	snap_free(&after);
 }
 
+TEST(hotplug_a_symbolic_link_on_the_way_is_refused_and_nothing_is_made_where_it_points)
+{
+	static const struct dev via = { "fakegpu0", "escape/fakegpu0" };
+	struct devcg_hotplug_result *r = NULL;
+	struct devcg_error err;
+	char link[PATH_MAX], outside[PATH_MAX];
+	struct snap before, after;
+	struct pc p;
+
+	pc_start(&p, false, BASE);
+	/* the container points dev/escape at a directory of the host's */
+	snprintf(outside, sizeof(outside), "%s/outside", p.host);
+	CHECK(!mkdir(outside, 0755));
+	pc_path(&p, "escape", link, sizeof(link));
+	CHECK(!symlink(outside, link));
+	snap_take(&p, &before);
+	CHECK_INT(call(true, &p, &via, 1, NULL, &r, &err), -ELOOP);
+	CHECK_MSG(strstr(err.msg, "symbolic link"), "%s", err.msg);
+	snprintf(outside + strlen(outside), sizeof(outside) - strlen(outside), "/fakegpu0");
+	CHECK(access(outside, F_OK) && errno == ENOENT);
+	snap_take(&p, &after);
+	check_same(&before, &after);
+	/* detach leaves it alone too */
+	r = ok(false, &p, &via, 1, NULL);
+	CHECK_INT(r->entries[0].node, DEVCG_NODE_KEPT);
+	CHECK(strstr(r->entries[0].note, "symbolic link"));
+	devcg_hotplug_result_free(r);
+	snap_free(&before);
+	snap_free(&after);
+}
+
 /* ---- 5. open holders --------------------------------------------------------------- */
 
 TEST(hotplug_detach_lists_the_processes_that_hold_the_device_open)

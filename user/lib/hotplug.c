@@ -996,6 +996,10 @@ static int attach_plan(struct call *c, uint8_t method, struct devcg_error *err)
 		if (n->state == HP_NOT_DEV)
 			return devcg_err(err, -EEXIST, "%s is in the container and is not a device node: "
 					 "left alone", n->path);
+		if (n->state == HP_BAD_PATH)
+			return devcg_err(err, -n->seen_errno, "%s: %s in the container (devcg follows no "
+					 "symbolic link there)", n->path, n->seen_errno == ELOOP ?
+					 "a symbolic link on the way" : strerror(n->seen_errno));
 		n->bind = method == DEVCG_HOTPLUG_BIND ||
 			  (method == DEVCG_HOTPLUG_AUTO && (c->t.other_userns || n->nodev));
 		if (n->bind && n->state != HP_SAME && !n->host_path[0])
@@ -1162,6 +1166,9 @@ static int detach_plan(struct call *c, struct devcg_error *err)
 				 n->seen_fmt == S_IFBLK ? 'b' : 'c', n->seen_major, n->seen_minor);
 		} else if (n->state == HP_NOT_DEV) {
 			snprintf(text, sizeof(text), "what is there is not a device node: left alone");
+		} else if (n->state == HP_BAD_PATH) {
+			snprintf(text, sizeof(text), "%s on the way there: left alone",
+				 n->seen_errno == ELOOP ? "a symbolic link" : strerror(n->seen_errno));
 		}
 		note(c, i, text);
 		if (!it->known)

@@ -63,6 +63,7 @@ enum hp_state {
 	HP_DIFFERS,    /* the same device, another mode or owner */
 	HP_OTHER_DEV,  /* a node of another device */
 	HP_NOT_DEV,    /* something else: a file, a directory, a symlink */
+	HP_BAD_PATH,   /* a symbolic link or a non-directory on the way there */
 };
 
 enum hp_done {
@@ -89,6 +90,7 @@ struct hp_node {
 	bool mounted;             /* the path is a mount point (a bound node) */
 	uint32_t seen_fmt, seen_major, seen_minor, seen_mode, seen_uid, seen_gid;
 	uint64_t dir_dev;         /* st_dev of its directory (or nearest ancestor) */
+	int seen_errno;           /* HP_BAD_PATH: why */
 	/* what the child did */
 	int done;                 /* enum hp_done, 0: nothing */
 	int dirs_at;              /* offset in path of the first directory made; 0: none */

@@ -92,76 +92,102 @@ static bool fault(const struct hp_shared *sh, int i, int last, const char *step)
 	return i == last && !strcmp(sh->fail_at, step);
 }
 
-/* The directory part of PATH into DIR and its last component. */
-static const char *split(const char *path, char *dir, size_t len)
+/*
+ * The directory of PATH, opened component by component from the
+ * container's root, never through a symbolic link (O_NOFOLLOW on each): a
+ * container could otherwise point the path anywhere it likes, such as a
+ * host volume it has mounted. With MADE, missing directories are made (as
+ * their parent's owner), the first of them recorded in MADE->dirs_at. With
+ * NEAREST, a missing directory is no error: its nearest existing ancestor
+ * is returned and *MISSING set. Returns an fd, or -errno (ELOOP: a symbolic
+ * link on the way, ENOTDIR: something else); *NAME is the last component.
+ */
+static int walk(const char *path, struct hp_node *made, bool nearest, bool *missing, const char **name)
 {
-	const char *slash = strrchr(path, '/');
+	char buf[PATH_MAX], *comp, *next;
+	int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC), sub;
 
-	if (slash == path)
-		snprintf(dir, len, "/");
-	else
-		snprintf(dir, len, "%.*s", (int)(slash - path), path);
-	return slash + 1;
-}
+	if (missing)
+		*missing = false;
+	*name = strrchr(path, '/') + 1;
+	if (fd < 0)
+		return -errno;
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (comp = buf + 1; (next = strchr(comp, '/')); comp = next + 1) {
+		*next = '\0';
+		sub = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0 && errno == ENOENT && made) {
+			struct stat up;
 
-static int open_dir_of(const char *path, const char **name)
-{
-	char dir[PATH_MAX];
+			if (!mkdirat(fd, comp, 0755)) {
+				if (!made->dirs_at)
+					made->dirs_at = (int)(next - buf);
+				if (!fstat(fd, &up))
+					fchownat(fd, comp, up.st_uid, up.st_gid, AT_SYMLINK_NOFOLLOW);
+			}
+			sub = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		}
+		if (sub < 0 && errno == ENOENT && nearest) {
+			*missing = true;
+			return fd;
+		}
+		if (sub < 0) {
+			int e = errno;
+			struct stat st;
 
-	*name = split(path, dir, sizeof(dir));
-	return open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			/* O_DIRECTORY | O_NOFOLLOW on a symlink says ENOTDIR */
+			if (e == ENOTDIR && !fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode))
+				e = ELOOP;
+			close(fd);
+			return -e;
+		}
+		close(fd);
+		fd = sub;
+	}
+	return fd;
 }
 
 /* statx() knows mount roots (STATX_ATTR_MOUNT_ROOT, Linux 5.8); before
- * that, a mount root has another device than its parent directory. */
-static bool is_mount_point(const char *path)
+ * that, a mount root has another device than its directory. */
+static bool is_mount_point(int dfd, const char *name)
 {
 	struct statx stx;
 	struct stat st, up;
-	char dir[PATH_MAX];
 
-	if (!statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &stx) &&
+	if (!statx(dfd, name, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &stx) &&
 	    (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
 		return stx.stx_attributes & STATX_ATTR_MOUNT_ROOT;
-	split(path, dir, sizeof(dir));
-	return !lstat(path, &st) && !stat(dir, &up) && st.st_dev != up.st_dev;
-}
-
-/* The file system of PATH's directory, or of its nearest existing ancestor
- * (where the directories would be made): would a node there be refused at
- * open for nodev? */
-static void dir_fs(const char *path, bool *nodev, uint64_t *dev)
-{
-	char dir[PATH_MAX];
-	struct statvfs vfs;
-	struct stat st;
-
-	split(path, dir, sizeof(dir));
-	for (;;) {
-		char up[PATH_MAX];
-
-		if (!statvfs(dir, &vfs) && !stat(dir, &st)) {
-			*nodev = vfs.f_flag & ST_NODEV;
-			*dev = st.st_dev;
-			return;
-		}
-		if (!strcmp(dir, "/"))
-			return;
-		snprintf(up, sizeof(up), "%s", dir);
-		split(up, dir, sizeof(dir));
-	}
+	return !fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) && !fstat(dfd, &up) && st.st_dev != up.st_dev;
 }
 
 static void look(struct hp_node *n)
 {
+	struct statvfs vfs;
 	struct stat st;
+	const char *name;
+	bool missing;
+	int dfd = walk(n->path, NULL, true, &missing, &name);
 
 	n->state = HP_ABSENT;
 	n->mounted = false;
-	dir_fs(n->path, &n->nodev, &n->dir_dev);
-	if (lstat(n->path, &st))
+	if (dfd < 0) {
+		n->state = HP_BAD_PATH;
+		n->seen_errno = -dfd;
 		return;
-	n->mounted = is_mount_point(n->path);
+	}
+	/* where the node would be (or its nearest existing ancestor, where the
+	 * directories would be made): would a node there be refused at open
+	 * for nodev? */
+	if (!fstatvfs(dfd, &vfs))
+		n->nodev = vfs.f_flag & ST_NODEV;
+	if (!fstat(dfd, &st))
+		n->dir_dev = st.st_dev;
+	if (missing || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
+		close(dfd);
+		return;
+	}
+	n->mounted = is_mount_point(dfd, name);
+	close(dfd);
 	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode)) {
 		n->state = HP_NOT_DEV;
 		return;
@@ -196,16 +222,18 @@ static void act_as_owner_of(const char *path)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2];
-	char dir[PATH_MAX], up[PATH_MAX];
+	const char *name;
 	struct stat st;
+	bool missing;
+	int dfd = walk(path, NULL, true, &missing, &name);
 
-	split(path, dir, sizeof(dir));
-	while (stat(dir, &st) && strcmp(dir, "/")) {
-		snprintf(up, sizeof(up), "%s", dir);
-		split(up, dir, sizeof(dir));
+	if (dfd < 0)
+		return;
+	if (!fstat(dfd, &st)) {
+		setfsuid(st.st_uid);
+		setfsgid(st.st_gid);
 	}
-	setfsuid(st.st_uid);
-	setfsgid(st.st_gid);
+	close(dfd);
 	if (!syscall(SYS_capget, &hdr, data)) {
 		data[0].effective = data[0].permitted;
 		data[1].effective = data[1].permitted;
@@ -220,36 +248,8 @@ static void act_as_root(void)
 	setfsgid(0);
 }
 
-/* Make the missing parent directories of N, each owned as its parent is
- * (in a user-namespaced container, by the container's root). */
-static int make_dirs(struct hp_shared *sh, int i, struct hp_node *n)
-{
-	char buf[PATH_MAX], *slash;
-
-	snprintf(buf, sizeof(buf), "%s", n->path);
-	for (slash = strchr(buf + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
-		struct stat st, up;
-		char parent[PATH_MAX];
-
-		*slash = '\0';
-		if (!mkdir(buf, 0755)) {
-			if (!n->dirs_at)
-				n->dirs_at = (int)(slash - buf);
-			split(buf, parent, sizeof(parent));
-			if (!stat(parent, &up) && lchown(buf, up.st_uid, up.st_gid))
-				return fail(sh, i, "mkdir", -errno, "chown %s: %s", buf, strerror(errno));
-		} else if (errno != EEXIST) {
-			return fail(sh, i, "mkdir", -errno, "mkdir %s: %s", buf, strerror(errno));
-		} else if (stat(buf, &st) || !S_ISDIR(st.st_mode)) {
-			return fail(sh, i, "mkdir", -ENOTDIR, "%s is not a directory", buf);
-		}
-		*slash = '/';
-	}
-	return 0;
-}
-
-/* Remove the directories make_dirs() made, deepest first; one that holds
- * something now (another command's node) stays. */
+/* Remove the directories walk() made for N, deepest first; one that
+ * holds something now (another command's node) stays. */
 static void unmake_dirs(struct hp_node *n)
 {
 	char buf[PATH_MAX], *slash;
@@ -258,9 +258,18 @@ static void unmake_dirs(struct hp_node *n)
 		return;
 	snprintf(buf, sizeof(buf), "%s", n->path);
 	while ((slash = strrchr(buf, '/')) && slash - buf >= n->dirs_at) {
+		const char *name;
+		int dfd;
+
 		*slash = '\0';
-		if (rmdir(buf))
+		dfd = walk(buf, NULL, false, NULL, &name);
+		if (dfd < 0)
 			break;
+		if (unlinkat(dfd, name, AT_REMOVEDIR)) {
+			close(dfd);
+			break;
+		}
+		close(dfd);
 	}
 	n->dirs_at = 0;
 }
@@ -281,12 +290,10 @@ static int make_node(struct hp_shared *sh, int i, int last, struct hp_node *n)
 
 	if (fault(sh, i, last, "mkdir"))
 		return fail(sh, i, "mkdir", -EIO, "injected failure");
-	ret = make_dirs(sh, i, n);
-	if (ret)
-		return ret;
-	dfd = open_dir_of(n->path, &name);
+	dfd = walk(n->path, n, false, NULL, &name);
 	if (dfd < 0)
-		return fail(sh, i, "mkdir", -errno, "open the directory of %s: %s", n->path, strerror(errno));
+		return fail(sh, i, "mkdir", dfd, "the directory of %s: %s", n->path,
+			    dfd == -ELOOP ? "a symbolic link on the way" : strerror(-dfd));
 	snprintf(n->tmp, sizeof(n->tmp), TMP_PREFIX "%d-%d", (int)getpid(), i);
 	if (n->bind) {
 		if (n->tree_fd < 0) {
@@ -380,7 +387,7 @@ out:
 static void undo_node(struct hp_node *n)
 {
 	const char *name;
-	int dfd = open_dir_of(n->path, &name), fd;
+	int dfd = walk(n->path, NULL, false, NULL, &name), fd;
 
 	if (dfd < 0)
 		return;
@@ -422,11 +429,10 @@ static void undo(struct hp_node *n)
 static int remove_node(struct hp_shared *sh, int i, int last, struct hp_node *n)
 {
 	const char *name;
-	int dfd = open_dir_of(n->path, &name), ret = 0;
+	int dfd = walk(n->path, NULL, false, NULL, &name), ret = 0;
 
 	if (dfd < 0)
-		return fail(sh, i, "unlink", -errno, "open the directory of %s: %s", n->path,
-			    strerror(errno));
+		return fail(sh, i, "unlink", dfd, "the directory of %s: %s", n->path, strerror(-dfd));
 	snprintf(n->tmp, sizeof(n->tmp), TMP_PREFIX "%d-%d", (int)getpid(), i);
 	if (fault(sh, i, last, "unlink")) {
 		ret = fail(sh, i, "unlink", -EIO, "injected failure");
@@ -455,7 +461,7 @@ static void commit_node(struct hp_node *n)
 
 	if (!n->aside[0])
 		return;
-	dfd = open_dir_of(n->path, &name);
+	dfd = walk(n->path, NULL, false, NULL, &name);
 	if (dfd >= 0) {
 		unlinkat(dfd, n->aside, 0);
 		close(dfd);
