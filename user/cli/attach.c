@@ -106,8 +106,10 @@ static void print_result(struct cli *cli, const struct devcg_hotplug_result *r)
 	}
 	if (r->replaced_id)
 		printf("%s (pid %d): program %u replaced %u\n", r->cgroup, r->pid, r->prog_id, r->replaced_id);
-	else
+	else if (r->prog_id)
 		printf("%s (pid %d): program %u unchanged\n", r->cgroup, r->pid, r->prog_id);
+	else
+		printf("%s (pid %d): no devcg program (the policy allows every device)\n", r->cgroup, r->pid);
 	for (i = 0; i < r->count; i++) {
 		const struct devcg_hotplug_entry *e = &r->entries[i];
 		char acc[4];
