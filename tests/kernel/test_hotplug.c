@@ -1333,11 +1333,14 @@ static void rt_dev_make(struct rt_dev *x, mode_t mode)
 	x->d.path = "/dev/fakegpu0";
 }
 
-/* What opening /dev/fakegpu0 in the container gives: 0 or the errno. */
-static int rt_open(struct ctr *c)
+/* What opening PATH in the container gives: 0 or the errno. */
+static int rt_open_path(struct ctr *c, const char *path)
 {
-	char out[4096];
-	int rc = RT(c, out, "exec", c->id, "/bin/sh", "-c", "head -c0 /dev/fakegpu0");
+	char out[4096], cmd[PATH_MAX];
+	int rc;
+
+	snprintf(cmd, sizeof(cmd), "head -c0 %s", path);
+	rc = RT(c, out, "exec", c->id, "/bin/sh", "-c", cmd);
 
 	if (rc == 0)
 		return 0;
@@ -1349,7 +1352,12 @@ static int rt_open(struct ctr *c)
 		return EPERM;
 	if (strstr(out, "Permission denied"))
 		return EACCES;
-	test_fail(__FILE__, __LINE__, "opening /dev/fakegpu0 in the container: exit %d: %s", rc, out);
+	test_fail(__FILE__, __LINE__, "opening %s in the container: exit %d: %s", path, rc, out);
+}
+
+static int rt_open(struct ctr *c)
+{
+	return rt_open_path(c, "/dev/fakegpu0");
 }
 
 static pid_t rt_pid(struct ctr *c)
@@ -1426,6 +1434,29 @@ static void runtime_hotplug(const char *rt)
 	rc = RT(&c, out, "exec", c.id, "/bin/sh", "-c", "rm /dev/fakegpu0");
 	CHECK_MSG(rc == 0, "rm in the container: %s", out);
 	CHECK_INT(rt_open(&c), ENOENT);
+	/* with a real device its runtime does not allow: /dev/fuse (c 10:229),
+	 * whose open succeeds; both in one swap */
+	if (!stat("/dev/fuse", &host) && S_ISCHR(host.st_mode)) {
+		struct devcg_hotplug_device both[2] = { x.d, { .host_path = "/dev/fuse" } };
+
+		CHECK_INT(rt_open_path(&c, "/dev/fuse"), ENOENT);
+		CHECK_MSG(!devcg_attach(c.cg, both, 2, NULL, &r, &err), "%s", err.msg);
+		CHECK_INT(r->count, 2);
+		CHECK_INT(r->entries[1].node, DEVCG_NODE_MADE);
+		CHECK_INT(r->entries[1].permission, DEVCG_PERM_ADDED);
+		devcg_hotplug_result_free(r);
+		CHECK_INT(rt_open_path(&c, "/dev/fuse"), 0);
+		CHECK_INT(rt_open(&c), ENXIO);
+		snprintf(path, sizeof(path), "/proc/%d/root/dev/fuse", (int)rt_pid(&c));
+		CHECK(!lstat(path, &st));
+		CHECK_INT(st.st_mode, host.st_mode);
+		CHECK_INT(st.st_rdev, host.st_rdev);
+		CHECK_MSG(!devcg_detach(c.cg, both, 2, NULL, NULL, &err), "%s", err.msg);
+		CHECK_INT(rt_open_path(&c, "/dev/fuse"), ENOENT);
+		CHECK_INT(rt_open(&c), ENOENT);
+	} else {
+		printf("    note: no /dev/fuse here: the fake device only\n");
+	}
 	CHECK_MSG(!devcg_attach(c.cg, &x.d, 1, NULL, &r, &err), "%s", err.msg);
 	CHECK_INT(r->entries[0].node, DEVCG_NODE_MADE);
 	CHECK_INT(r->entries[0].permission, DEVCG_PERM_ADDED);
@@ -1488,6 +1519,22 @@ static void runtime_hotplug(const char *rt)
 	json_decref(all);
 	printf("    %u attach/detach cycles: the reader opened %llu + %llu times, 0 EPERM; no gap\n",
 	       cycles(), opens[0], opens[1]);
+	/* control: the same reader counts the EPERMs of a policy without urandom */
+	{
+		struct devcg_rules *rules = devcg_rules_new();
+		struct devcg_policy *pol = devcg_policy_new();
+		const char *text = "deny a\nallow c 1:3 rwm\n";
+
+		CHECK(!devcg_rules_parse(rules, text, strlen(text), "control", NULL, NULL) &&
+		      !devcg_policy_apply_all(pol, rules, NULL) && !devcg_replace(c.cg, pol, NULL, NULL));
+		devcg_rules_free(rules);
+		devcg_policy_free(pol);
+		creader_start(&c, &rd);
+		usleep(100 * 1000);
+		creader_stop(&rd, eperm, opens);
+		CHECK(eperm[0] > 0 && eperm[0] == opens[0]);
+		CHECK_INT(eperm[1], 0);
+	}
 	ctr_destroy(&c);
 }
 
