@@ -476,6 +476,9 @@ struct devcg_hotplug_opts {
 	 * "rename", "bind", "unlink"); node steps fail at the last node that
 	 * needs one. NULL in normal use. */
 	const char *fail_at;
+	/* As in struct devcg_replace_opts: the permission swap keeps a systemd
+	 * unit's DeviceAllow= in step; NO_SYSTEMD turns that off. */
+	bool no_systemd;
 };
 
 /* What was done to a device's node and to its permission. */
@@ -531,6 +534,10 @@ struct devcg_hotplug_result {
 	uint32_t replaced_id; /* the program the swap replaced (0: no swap) */
 	size_t count;
 	const struct devcg_hotplug_entry *entries;
+	/* the systemd unit kept in step ("": none) and the DeviceAllow=
+	 * entries added or widened for it, as in struct devcg_replace_opts */
+	char systemd_unit[256];
+	uint32_t systemd_entries;
 };
 
 /*

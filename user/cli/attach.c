@@ -92,6 +92,7 @@ static json_t *entry_json(const struct devcg_hotplug_entry *e)
 
 static void print_result(struct cli *cli, const struct devcg_hotplug_result *r)
 {
+	char safe[4096], safe2[1024];
 	size_t i, k;
 
 	if (cli->json) {
@@ -99,22 +100,27 @@ static void print_result(struct cli *cli, const struct devcg_hotplug_result *r)
 
 		for (i = 0; i < r->count; i++)
 			json_array_append_new(devices, entry_json(&r->entries[i]));
-		cli_print_json(json_pack("{s:o, s:i, s:I, s:I, s:o}", "cgroup", cli_text(r->cgroup, (size_t)-1),
+		cli_print_json(json_pack("{s:o, s:i, s:I, s:I, s:o, s:o}", "cgroup", cli_text(r->cgroup, (size_t)-1),
 					 "pid", r->pid, "prog_id", (json_int_t)r->prog_id, "replaced_id",
-					 (json_int_t)r->replaced_id, "devices", devices));
+					 (json_int_t)r->replaced_id, "systemd",
+					 cli_systemd_json(r->systemd_unit, r->systemd_entries), "devices", devices));
 		return;
 	}
+	cli_safe(r->cgroup, safe, sizeof(safe));
 	if (r->replaced_id)
-		printf("%s (pid %d): program %u replaced %u\n", r->cgroup, r->pid, r->prog_id, r->replaced_id);
+		printf("%s (pid %d): program %u replaced %u\n", safe, r->pid, r->prog_id, r->replaced_id);
 	else if (r->prog_id)
-		printf("%s (pid %d): program %u unchanged\n", r->cgroup, r->pid, r->prog_id);
+		printf("%s (pid %d): program %u unchanged\n", safe, r->pid, r->prog_id);
 	else
-		printf("%s (pid %d): no devcg program (the policy allows every device)\n", r->cgroup, r->pid);
+		printf("%s (pid %d): no devcg program (the policy allows every device)\n", safe, r->pid);
+	cli_print_systemd(r->systemd_unit, r->systemd_entries);
+	/* paths, notes and commands come from the container and CDI specs */
 	for (i = 0; i < r->count; i++) {
 		const struct devcg_hotplug_entry *e = &r->entries[i];
 		char acc[4];
 
-		printf("%s: %c %u:%u", e->path, e->type == DEVCG_BLOCK ? 'b' : 'c', e->major, e->minor);
+		printf("%s: %c %u:%u", cli_safe(e->path, safe, sizeof(safe)), e->type == DEVCG_BLOCK ? 'b' : 'c',
+		       e->major, e->minor);
 		if (e->access)
 			printf(" %s", cli_access_string(e->access, acc));
 		printf(": permission %s, node %s",
@@ -123,15 +129,15 @@ static void print_result(struct cli *cli, const struct devcg_hotplug_result *r)
 		if (e->node == DEVCG_NODE_MADE || e->node == DEVCG_NODE_BOUND || e->node == DEVCG_NODE_REPLACED)
 			printf(" (mode %04o, owner %u:%u)", e->mode, e->uid, e->gid);
 		if (e->cdi)
-			printf(" [%s]", e->cdi);
+			printf(" [%s]", cli_safe(e->cdi, safe2, sizeof(safe2)));
 		putchar('\n');
 		if (e->note)
-			printf("  %s\n", e->note);
+			printf("  %s\n", cli_safe(e->note, safe, sizeof(safe)));
 		for (k = 0; k < e->ndirs; k++)
-			printf("  made directory %s\n", e->dirs[k]);
+			printf("  made directory %s\n", cli_safe(e->dirs[k], safe, sizeof(safe)));
 		for (k = 0; k < e->nholders; k++)
-			printf("  still open in pid %d (%s), fd %d\n", e->holders[k].pid, e->holders[k].comm,
-			       e->holders[k].fd);
+			printf("  still open in pid %d (%s), fd %d\n", e->holders[k].pid,
+			       cli_safe(e->holders[k].comm, safe, sizeof(safe)), e->holders[k].fd);
 	}
 }
 
@@ -147,6 +153,7 @@ int cli_hotplug(struct cli *cli, int argc, char **argv, bool attach, const struc
 		{ "cdi-spec-dir", required_argument, NULL, 'd' },
 		{ "method", required_argument, NULL, 'm' },
 		{ "force", no_argument, NULL, 'F' },
+		{ "no-systemd", no_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -210,6 +217,7 @@ int cli_hotplug(struct cli *cli, int argc, char **argv, bool attach, const struc
 				return cli_usage(cli, "--method is auto, mknod or bind, not '%s'", optarg);
 			break;
 		case 'F': o.force = true; break;
+		case 'S': o.no_systemd = true; break;
 		case 'j': cli->json = true; break;
 		case 'h': return cli_help(v);
 		default: return cli_usage(cli, "unknown option");
@@ -251,7 +259,7 @@ int cli_hotplug(struct cli *cli, int argc, char **argv, bool attach, const struc
 		     : devcg_detach(cgroup, devs, (size_t)ndevs, &o, &r, &err);
 	free(devs);
 	if (ret)
-		return cli_fail(cli, ret, &err);
+		return cli_fail_cgroup(cli, ret, &err, cgroup);
 	print_result(cli, r);
 	devcg_hotplug_result_free(r);
 	return EXIT_OK;
@@ -269,7 +277,7 @@ const struct verb verb_attach = {
 	.usage =
 	"Usage: devcg attach [-j] [-p PID | CGROUP] [--access ACCESS] [--mode MODE]\n"
 	"                    [--uid UID] [--gid GID] [--cdi NAME]... [--cdi-spec-dir DIR]...\n"
-	"                    [--method auto|mknod|bind] [--force] [DEVICE]...\n\n"
+	"                    [--method auto|mknod|bind] [--force] [--no-systemd] [DEVICE]...\n\n"
 	"Hot-plug DEVICEs into a running container: first allow them all in the\n"
 	"container's devcg policy in one compare-and-swap, then make each node in the\n"
 	"container's mount namespace (under a temporary name, with the host node's\n"
@@ -293,7 +301,8 @@ const struct verb verb_attach = {
 	"      --method METHOD  auto (default), mknod or bind: how nodes are made\n"
 	"      --force          on a cgroup with only others' device programs, start\n"
 	"                       from allow-all (without it: refused)\n"
-	"  -j, --json           print {\"cgroup\", \"pid\", \"prog_id\", \"replaced_id\",\n"
+	"      --no-systemd     on a systemd unit's cgroup, do not widen its DeviceAllow=\n"
+	"  -j, --json           print {\"cgroup\", \"pid\", \"prog_id\", \"replaced_id\", \"systemd\",\n"
 	"                       \"devices\": [{\"path\", \"node\", \"permission\", ...}]}\n"
 	"  -h, --help           this help\n\n"
 	"Examples:\n"

@@ -12,7 +12,7 @@ const struct verb verb_detach = {
 	.summary = "take a device back from a running container: its node, then its permission",
 	.usage =
 	"Usage: devcg detach [-j] [-p PID | CGROUP] [--cdi NAME]... [--cdi-spec-dir DIR]...\n"
-	"                    [--force] [DEVICE]...\n\n"
+	"                    [--force] [--no-systemd] [DEVICE]...\n\n"
 	"Take DEVICEs back from a running container: first remove each node from the\n"
 	"container's mount namespace (unlink, or unmount a bind-mounted one), then\n"
 	"remove each device's own exception from the container's devcg policy (the\n"
@@ -32,7 +32,8 @@ const struct verb verb_detach = {
 	"                       /var/run/cdi (repeatable; later wins)\n"
 	"      --force          on a cgroup with only others' device programs, start\n"
 	"                       from allow-all (without it: refused)\n"
-	"  -j, --json           print {\"cgroup\", \"pid\", \"prog_id\", \"replaced_id\",\n"
+	"      --no-systemd     on a systemd unit's cgroup, leave its DeviceAllow= alone\n"
+	"  -j, --json           print {\"cgroup\", \"pid\", \"prog_id\", \"replaced_id\", \"systemd\",\n"
 	"                       \"devices\": [{\"path\", \"node\", \"permission\", \"holders\", ...}]}\n"
 	"  -h, --help           this help\n\n"
 	"Examples:\n"

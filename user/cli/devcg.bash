@@ -32,8 +32,8 @@ _devcg()
 	compile) opts="$opts -f --file --runtime" ;;
 	oci-hook) opts="$opts -f --file --runtime --no-systemd" ;;
 	trace) opts="$opts --cgroup --pid --comm --duration --only --hooks --stats" ;;
-	attach) opts="$opts -p --pid --access --mode --uid --gid --cdi --cdi-spec-dir --method --force" ;;
-	detach) opts="$opts -p --pid --cdi --cdi-spec-dir --force" ;;
+	attach) opts="$opts -p --pid --access --mode --uid --gid --cdi --cdi-spec-dir --method --force --no-systemd" ;;
+	detach) opts="$opts -p --pid --cdi --cdi-spec-dir --force --no-systemd" ;;
 	esac
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "$opts" -- "$cur"))

@@ -42,8 +42,8 @@
 #define MAX_HOLDERS 64
 
 /* The last field of struct devcg_hotplug_opts (see DEVCG_OPTS_VALID). */
-#define DEVCG_HOTPLUG_OPTS_VALID(opts, err) DEVCG_OPTS_VALID(opts, devcg_hotplug_opts, fail_at, err)
-_Static_assert(sizeof(struct devcg_hotplug_opts) == ((DEVCG_OPTS_END(devcg_hotplug_opts, fail_at) + 7) & ~7ul),
+#define DEVCG_HOTPLUG_OPTS_VALID(opts, err) DEVCG_OPTS_VALID(opts, devcg_hotplug_opts, no_systemd, err)
+_Static_assert(sizeof(struct devcg_hotplug_opts) == ((DEVCG_OPTS_END(devcg_hotplug_opts, no_systemd) + 7) & ~7ul),
 	       "a field added to struct devcg_hotplug_opts must be the one DEVCG_HOTPLUG_OPTS_VALID names");
 
 /* ---- the item list -------------------------------------------------------- */
@@ -631,9 +631,16 @@ static int edit_detach(struct devcg_policy *p, void *ctx, struct devcg_error *er
 	return changed ? 0 : 1;
 }
 
-/* The permission swap of a call: the edit over the keys, by CAS. */
+struct swap_out {
+	uint32_t prog_id, replaced_id;
+	char systemd_unit[256];
+	uint32_t systemd_entries;
+};
+
+/* The permission swap of a call: the edit over the keys, by compare-and-
+ * swap, with the systemd step of devcg_update() (swap.c). */
 static int swap_perms(const struct target *t, const struct devcg_hotplug_opts *opts,
-		      devcg_policy_edit_fn edit, struct perms *ps, bool inject, uint32_t ids[2],
+		      devcg_policy_edit_fn edit, struct perms *ps, bool inject, struct swap_out *out,
 		      struct devcg_error *err)
 {
 	DEVCG_OPTS(devcg_replace_opts, ro);
@@ -641,13 +648,16 @@ static int swap_perms(const struct target *t, const struct devcg_hotplug_opts *o
 	int ret;
 
 	ro.force = DEVCG_OPT(opts, devcg_hotplug_opts, force, false);
+	ro.no_systemd = DEVCG_OPT(opts, devcg_hotplug_opts, no_systemd, false);
 	/* the swap's own fault point: after the new filter is loaded */
 	if (inject && fail_at && !strcmp(fail_at, "swap"))
 		ro.fail_at = "attach";
 	ret = devcg_update_edit(t->cgroup, edit, ps, &ro, err);
-	if (!ret && ids) {
-		ids[0] = ro.prog_id;
-		ids[1] = ro.replaced_id;
+	if (!ret && out) {
+		out->prog_id = ro.prog_id;
+		out->replaced_id = ro.replaced_id;
+		memcpy(out->systemd_unit, ro.systemd_unit, sizeof(out->systemd_unit));
+		out->systemd_entries = ro.systemd_entries;
 	}
 	return ret;
 }
@@ -793,7 +803,7 @@ struct call {
 	struct perms perms;
 	char **notes;         /* per item */
 	bool *kept;           /* detach: per item, left with its permission */
-	uint32_t ids[2];      /* the program attached, the one replaced */
+	struct swap_out swap; /* what the permission swap did */
 	struct devcg_hotplug_result *r;
 };
 
@@ -956,8 +966,10 @@ static int make_result(struct call *c, bool attach, struct devcg_error *err)
 	c->r->entries = entries;
 	snprintf(c->r->cgroup, sizeof(c->r->cgroup), "%s", c->t.rel);
 	c->r->pid = c->t.pid;
-	c->r->prog_id = c->ids[0];
-	c->r->replaced_id = c->ids[1];
+	c->r->prog_id = c->swap.prog_id;
+	c->r->replaced_id = c->swap.replaced_id;
+	memcpy(c->r->systemd_unit, c->swap.systemd_unit, sizeof(c->r->systemd_unit));
+	c->r->systemd_entries = c->swap.systemd_entries;
 	for (i = 0; i < c->items.n; i++) {
 		const struct hp_item *it = &c->items.v[i];
 		const struct hp_node *nd = &c->child.sh->nodes[i];
@@ -1059,7 +1071,7 @@ int devcg_attach(const char *cgroup, const struct devcg_hotplug_device *devices,
 	}
 	if (ret)
 		goto out;
-	ret = swap_perms(&c.t, opts, edit_attach, &c.perms, true, c.ids, err);
+	ret = swap_perms(&c.t, opts, edit_attach, &c.perms, true, &c.swap, err);
 	if (ret) {
 		devcg_err_wrap(err, ret, "the permission swap on %s failed; the nodes and the permission "
 			       "are as before", c.t.rel);
@@ -1219,7 +1231,7 @@ int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
 			       "permission was not changed");
 		goto out;
 	}
-	ret = swap_perms(&c.t, opts, edit_detach, &c.perms, true, c.ids, err);
+	ret = swap_perms(&c.t, opts, edit_detach, &c.perms, true, &c.swap, err);
 	if (ret) {
 		struct devcg_error e2 = { 0 };
 
