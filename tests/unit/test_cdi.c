@@ -252,3 +252,23 @@ UTEST(cdi_bad_node_fields_are_refused)
 	}
 	dirs_remove(&d);
 }
+
+UTEST(cdi_names_from_the_command_line_and_specs_are_escaped_in_messages)
+{
+	struct devcg_error err;
+	struct hp_list l = { 0 };
+	struct dirs d;
+
+	dirs_make(&d);
+	put(d.d1, "gpu.yaml", "cdiVersion: 0.6.0\nkind: v.test/d\ndevices:\n"
+			      "  - {name: \"a\\e[31m\", containerEdits: {deviceNodes: [{path: /dev/x}]}}\n");
+	/* a message is one line: a newline in a name must not start another */
+	CHECK_INT(resolve(&d, (const char *[]){ "x\ndevcg: all good", NULL }, false, &l, &err), -EINVAL);
+	CHECK_MSG(!strchr(err.msg, '\n'), "%s", err.msg);
+	CHECK_INT(resolve(&d, (const char *[]){ "\x1b[2J", NULL }, false, &l, &err), -EINVAL);
+	CHECK_MSG(!strchr(err.msg, '\x1b') && strstr(err.msg, "\\x1b[2J"), "%s", err.msg);
+	CHECK_INT(resolve(&d, (const char *[]){ "v.test/d=b", NULL }, false, &l, &err), -ENOENT);
+	CHECK_MSG(!strchr(err.msg, '\x1b') && strstr(err.msg, "have a\\x1b[31m"), "%s", err.msg);
+	CHECK_INT(l.n, 0);
+	dirs_remove(&d);
+}

@@ -128,7 +128,7 @@ static json_t *convert(struct yconv *y, yaml_node_t *node, int depth)
 			memcpy(key, k->data.scalar.value, k->data.scalar.length);
 			key[k->data.scalar.length] = '\0';
 			if (json_object_get(out, key)) {
-				snprintf(y->why, sizeof(y->why), "duplicate key \"%s\"", key);
+				snprintf(y->why, sizeof(y->why), "duplicate key \"%s\"", hp_q(key));
 				json_decref(out);
 				return NULL;
 			}
@@ -159,14 +159,14 @@ int hp_cdi_load(const char *text, size_t len, bool yaml, const char *source, jso
 
 		*out = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
 		if (!*out)
-			return devcg_err(err, -EINVAL, "%s:%d:%d: %s", source, je.line, je.column, je.text);
+			return devcg_err(err, -EINVAL, "%s:%d:%d: %s", hp_q(source), je.line, je.column, hp_q(je.text));
 		return 0;
 	}
 	if (!yaml_parser_initialize(&parser))
-		return devcg_err(err, -ENOMEM, "%s: out of memory", source);
+		return devcg_err(err, -ENOMEM, "%s: out of memory", hp_q(source));
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
 	if (!yaml_parser_load(&parser, &doc)) {
-		int ret = devcg_err(err, -EINVAL, "%s:%zu:%zu: %s", source, parser.problem_mark.line + 1,
+		int ret = devcg_err(err, -EINVAL, "%s:%zu:%zu: %s", hp_q(source), parser.problem_mark.line + 1,
 				    parser.problem_mark.column + 1,
 				    parser.problem ? parser.problem : "not YAML");
 
@@ -181,7 +181,7 @@ int hp_cdi_load(const char *text, size_t len, bool yaml, const char *source, jso
 	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);
 	if (!*out)
-		return devcg_err(err, -EINVAL, "%s: %s", source, y.why[0] ? y.why : "out of memory");
+		return devcg_err(err, -EINVAL, "%s: %s", hp_q(source), y.why[0] ? y.why : "out of memory");
 	return 0;
 }
 
@@ -217,10 +217,10 @@ static int read_spec(const char *path, char **text, size_t *len, struct devcg_er
 	size_t got = 0;
 
 	if (fd < 0)
-		return devcg_err(err, -errno, "%s: %s", path, strerror(errno));
+		return devcg_err(err, -errno, "%s: %s", hp_q(path), strerror(errno));
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (size_t)st.st_size > MAX_SPEC_BYTES) {
 		close(fd);
-		return devcg_err(err, -EINVAL, "%s: not a regular file of at most %u bytes", path,
+		return devcg_err(err, -EINVAL, "%s: not a regular file of at most %u bytes", hp_q(path),
 				 MAX_SPEC_BYTES);
 	}
 	*text = malloc((size_t)st.st_size + 1);
@@ -228,14 +228,14 @@ static int read_spec(const char *path, char **text, size_t *len, struct devcg_er
 		ssize_t r = read(fd, *text + got, (size_t)st.st_size - got);
 
 		if (r <= 0) {
-			ret = devcg_err(err, r < 0 ? -errno : -EIO, "%s: read error", path);
+			ret = devcg_err(err, r < 0 ? -errno : -EIO, "%s: read error", hp_q(path));
 			break;
 		}
 		got += (size_t)r;
 	}
 	close(fd);
 	if (!*text)
-		return devcg_err(err, -ENOMEM, "%s: out of memory", path);
+		return devcg_err(err, -ENOMEM, "%s: out of memory", hp_q(path));
 	if (ret) {
 		free(*text);
 		*text = NULL;
@@ -272,7 +272,7 @@ static int load_specs(const char *const *dirs, struct specs *s, struct devcg_err
 		if (!dir) {
 			if (errno == ENOENT)
 				continue;
-			return devcg_err(err, -errno, "%s: %s", dirs[d], strerror(errno));
+			return devcg_err(err, -errno, "%s: %s", hp_q(dirs[d]), strerror(errno));
 		}
 		while ((e = readdir(dir))) {
 			char **more;
@@ -312,7 +312,7 @@ static int load_specs(const char *const *dirs, struct specs *s, struct devcg_err
 			kind = root ? json_object_get(root, "kind") : NULL;
 			if (!ret && (!json_is_object(root) || !json_is_string(kind))) {
 				ret = -EINVAL;
-				snprintf(e2.msg, sizeof(e2.msg), "%s: no \"kind\"", path);
+				snprintf(e2.msg, sizeof(e2.msg), "%s: no \"kind\"", hp_q(path));
 			}
 			if (!ret && !(more = realloc(s->v, (s->n + 1) * sizeof(*s->v))))
 				ret = -ENOMEM;
@@ -361,23 +361,23 @@ static int node_item(json_t *node, const char *spec, const char *cdi, const char
 
 	memset(it, 0, sizeof(*it));
 	if (!json_is_object(node) || !json_is_string(jpath) || json_string_value(jpath)[0] != '/')
-		return devcg_err(err, -EINVAL, "%s: %s: a device node without an absolute \"path\"", spec, cdi);
+		return devcg_err(err, -EINVAL, "%s: %s: a device node without an absolute \"path\"", hp_q(spec), hp_q(cdi));
 	it->path = (char *)json_string_value(jpath);
 	if (jhost && !json_is_string(jhost))
-		return devcg_err(err, -EINVAL, "%s: %s: \"hostPath\" of %s is not a string", spec, cdi, it->path);
+		return devcg_err(err, -EINVAL, "%s: %s: \"hostPath\" of %s is not a string", hp_q(spec), hp_q(cdi), hp_q(it->path));
 	it->host_path = (char *)(jhost && json_string_value(jhost)[0] ? json_string_value(jhost) : it->path);
 	if ((jtype && !json_is_string(jtype)) || (strcmp(type, "") && strcmp(type, "c") && strcmp(type, "u") &&
 						 strcmp(type, "b") && strcmp(type, "p")))
-		return devcg_err(err, -EINVAL, "%s: %s: %s: bad \"type\"", spec, cdi, it->path);
+		return devcg_err(err, -EINVAL, "%s: %s: %s: bad \"type\"", hp_q(spec), hp_q(cdi), hp_q(it->path));
 	if (!strcmp(type, "p"))
-		return devcg_err(err, -EINVAL, "%s: %s: %s is a FIFO, not a device devcg can allow", spec, cdi,
-				 it->path);
+		return devcg_err(err, -EINVAL, "%s: %s: %s is a FIFO, not a device devcg can allow", hp_q(spec), hp_q(cdi),
+				 hp_q(it->path));
 	if (get_uint(node, "major", DEVCG_ANY - 1, &has_major, &major) ||
 	    get_uint(node, "minor", DEVCG_ANY - 1, &has_minor, &minor) ||
 	    get_uint(node, "fileMode", UINT32_MAX, &has_mode, &mode) ||
 	    get_uint(node, "uid", UINT32_MAX, &has_uid, &uid) || get_uint(node, "gid", UINT32_MAX, &has_gid, &gid))
-		return devcg_err(err, -EINVAL, "%s: %s: %s: a number field is not a number in range", spec,
-				 cdi, it->path);
+		return devcg_err(err, -EINVAL, "%s: %s: %s: a number field is not a number in range", hp_q(spec),
+				 hp_q(cdi), hp_q(it->path));
 	/* the spec's numbers count with a type and a nonzero major */
 	if (type[0] && major) {
 		it->known = true;
@@ -386,7 +386,7 @@ static int node_item(json_t *node, const char *spec, const char *cdi, const char
 		it->minor = (uint32_t)minor;
 	}
 	if (jperm && !json_is_string(jperm))
-		return devcg_err(err, -EINVAL, "%s: %s: %s: \"permissions\" is not a string", spec, cdi, it->path);
+		return devcg_err(err, -EINVAL, "%s: %s: %s: \"permissions\" is not a string", hp_q(spec), hp_q(cdi), hp_q(it->path));
 	if (jperm && !strcmp(json_string_value(jperm), "none")) {
 		it->no_access = true;
 	} else if (jperm && json_string_value(jperm)[0]) {
@@ -398,8 +398,8 @@ static int node_item(json_t *node, const char *spec, const char *cdi, const char
 			else if (*p == 'm')
 				it->access |= DEVCG_ACC_MKNOD;
 			else
-				return devcg_err(err, -EINVAL, "%s: %s: %s: bad \"permissions\" \"%s\"", spec,
-						 cdi, it->path, json_string_value(jperm));
+				return devcg_err(err, -EINVAL, "%s: %s: %s: bad \"permissions\" \"%s\"", hp_q(spec),
+						 hp_q(cdi), hp_q(it->path), hp_q(json_string_value(jperm)));
 		}
 	} else {
 		it->access = DEVCG_ACC_ALL;
@@ -434,10 +434,10 @@ static int edits_nodes(json_t *obj, const char *spec, const char *what, json_t *
 	if (!edits || json_is_null(edits))
 		return 0;
 	if (!json_is_object(edits))
-		return devcg_err(err, -EINVAL, "%s: %s: \"containerEdits\" is not an object", spec, what);
+		return devcg_err(err, -EINVAL, "%s: %s: \"containerEdits\" is not an object", hp_q(spec), hp_q(what));
 	dn = json_object_get(edits, "deviceNodes");
 	if (dn && !json_is_null(dn) && !json_is_array(dn))
-		return devcg_err(err, -EINVAL, "%s: %s: \"deviceNodes\" is not an array", spec, what);
+		return devcg_err(err, -EINVAL, "%s: %s: \"deviceNodes\" is not an array", hp_q(spec), hp_q(what));
 	*nodes = json_is_array(dn) ? dn : NULL;
 	return 0;
 }
@@ -476,7 +476,7 @@ static int split_name(const char *full, char *buf, size_t len, char **kind, char
 	slash = strchr(buf, '/');
 	if (!eq || !slash || slash > eq || slash == buf || slash + 1 == eq || !eq[1] ||
 	    (strchr(slash + 1, '/') && strchr(slash + 1, '/') < eq))
-		return devcg_err(err, -EINVAL, "'%s' is not a CDI device name (vendor/class=name)", full);
+		return devcg_err(err, -EINVAL, "'%s' is not a CDI device name (vendor/class=name)", hp_q(full));
 	*eq = '\0';
 	*kind = buf;
 	*name = eq + 1;
@@ -506,21 +506,21 @@ static int find_device(struct specs *s, const char *kind, const char *name, cons
 			continue;
 		any_kind = true;
 		if (!json_is_array(devices))
-			return devcg_err(err, -EINVAL, "%s: \"devices\" is not an array", s->v[i].path);
+			return devcg_err(err, -EINVAL, "%s: \"devices\" is not an array", hp_q(s->v[i].path));
 		json_array_foreach(devices, k, dev) {
 			json_t *jn = json_object_get(dev, "name");
 
 			if (!json_is_object(dev) || !json_is_string(jn))
-				return devcg_err(err, -EINVAL, "%s: a device without a \"name\"", s->v[i].path);
+				return devcg_err(err, -EINVAL, "%s: a device without a \"name\"", hp_q(s->v[i].path));
 			if (strcmp(json_string_value(jn), name)) {
 				if (off < sizeof(have) - 64)
 					off += (size_t)snprintf(have + off, sizeof(have) - off, "%s%s",
-								off ? ", " : "", json_string_value(jn));
+								off ? ", " : "", hp_q(json_string_value(jn)));
 				continue;
 			}
 			if (f->spec && f->spec->priority == s->v[i].priority)
 				return devcg_err(err, -EINVAL, "CDI device %s is defined in both %s and %s",
-						 full, f->spec->path, s->v[i].path);
+						 hp_q(full), hp_q(f->spec->path), hp_q(s->v[i].path));
 			if (!f->spec || s->v[i].priority > f->spec->priority) {
 				f->spec = &s->v[i];
 				f->device = dev;
@@ -534,13 +534,13 @@ static int find_device(struct specs *s, const char *kind, const char *name, cons
 		size_t w = 0;
 
 		for (i = 0; dirs[i] && w < sizeof(where) - 1; i++)
-			w += (size_t)snprintf(where + w, sizeof(where) - w, "%s%s", i ? ", " : "", dirs[i]);
+			w += (size_t)snprintf(where + w, sizeof(where) - w, "%s%s", i ? ", " : "", hp_q(dirs[i]));
 		if (any_kind)
 			return devcg_err(err, -ENOENT, "CDI device %s not found: the specs of kind %s in %s "
-					 "have %s%s", full, kind, where, have[0] ? have : "no devices",
+					 "have %s%s", hp_q(full), hp_q(kind), where, have[0] ? have : "no devices",
 					 s->bad ? " (and some spec files could not be read)" : "");
-		return devcg_err(err, -ENOENT, "CDI device %s not found: no spec of kind %s in %s%s%s", full,
-				 kind, where, s->bad ? "; a spec file could not be read: " : "",
+		return devcg_err(err, -ENOENT, "CDI device %s not found: no spec of kind %s in %s%s%s", hp_q(full),
+				 hp_q(kind), where, s->bad ? "; a spec file could not be read: " : "",
 				 s->bad ? s->first_bad : "");
 	}
 }

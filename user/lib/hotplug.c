@@ -46,6 +46,15 @@
 _Static_assert(sizeof(struct devcg_hotplug_opts) == ((DEVCG_OPTS_END(devcg_hotplug_opts, no_systemd) + 7) & ~7ul),
 	       "a field added to struct devcg_hotplug_opts must be the one DEVCG_HOTPLUG_OPTS_VALID names");
 
+const char *hp_q(const char *s)
+{
+	static __thread char buf[8][1024];
+	static __thread unsigned int next;
+	char *b = buf[next++ % 8];
+
+	return devcg_quote(b, sizeof(buf[0]), s ? s : "", (size_t)-1);
+}
+
 /* ---- the item list -------------------------------------------------------- */
 
 static void item_free(struct hp_item *it)
@@ -250,14 +259,14 @@ static int target_open(const char *cgroup, int32_t pid, struct target *t, struct
 		return ret;
 	if (!strcmp(t->rel, "/"))
 		return devcg_err(err, -EINVAL, "%s is the root cgroup, not a container's",
-				 pid > 0 ? "the process's cgroup" : cgroup);
+				 pid > 0 ? "the process's cgroup" : hp_q(cgroup));
 	if (pid > 0 && cgroup && !under(rel, t->rel))
-		return devcg_err(err, -EINVAL, "process %d is in %s, not in %s", (int)pid, rel, t->rel);
+		return devcg_err(err, -EINVAL, "process %d is in %s, not in %s", (int)pid, hp_q(rel), hp_q(t->rel));
 	if (pid <= 0) {
 		pid = pid_in(t->cgroup, 0);
 		if (pid <= 0)
 			return devcg_err(err, -ESRCH, "%s has no process to take the mount namespace "
-					 "from: give one with -p PID", t->rel);
+					 "from: give one with -p PID", hp_q(t->rel));
 		ret = pid_cgroup(pid, rel, sizeof(rel), v1, sizeof(v1), err);
 		if (ret)
 			return ret;
@@ -267,7 +276,7 @@ static int target_open(const char *cgroup, int32_t pid, struct target *t, struct
 				 "not in a container, and its nodes are the host's", (int)pid);
 	if (v1[0])
 		return devcg_err(err, -EOPNOTSUPP, "process %d is also in the cgroup v1 devices cgroup "
-				 "%s, which devcg does not change here: write to its devices.allow", (int)pid, v1);
+				 "%s, which devcg does not change here: write to its devices.allow", (int)pid, hp_q(v1));
 	t->pid = pid;
 	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
 	t->mntns_fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -282,7 +291,7 @@ static int target_open(const char *cgroup, int32_t pid, struct target *t, struct
 	/* it is still the process of that cgroup (not a new one with its pid) */
 	ret = pid_cgroup(pid, rel, sizeof(rel), v1, sizeof(v1), err);
 	if (!ret && !under(rel, t->rel))
-		ret = devcg_err(err, -ESRCH, "process %d left %s", (int)pid, t->rel);
+		ret = devcg_err(err, -ESRCH, "process %d left %s", (int)pid, hp_q(t->rel));
 	if (!ret && same_userns(t->mntns_fd, &t->other_userns))
 		t->other_userns = false; /* no NS_GET_USERNS (before 4.9): assume the same */
 	if (ret)
@@ -299,7 +308,7 @@ static int clean_path(const char *path, char *out, size_t len, struct devcg_erro
 	const char *p = path;
 
 	if (!path || path[0] != '/')
-		return devcg_err(err, -EINVAL, "'%s': a container path must be absolute", path ? path : "");
+		return devcg_err(err, -EINVAL, "'%s': a container path must be absolute", hp_q(path));
 	while (*p) {
 		const char *start, *end;
 
@@ -312,16 +321,16 @@ static int clean_path(const char *path, char *out, size_t len, struct devcg_erro
 		if (!end)
 			end = p + strlen(p);
 		if ((end - start == 1 && start[0] == '.') || (end - start == 2 && !strncmp(start, "..", 2)))
-			return devcg_err(err, -EINVAL, "'%s': no '.' or '..' in a container path", path);
+			return devcg_err(err, -EINVAL, "'%s': no '.' or '..' in a container path", hp_q(path));
 		if (o + 1 + (size_t)(end - start) + 64 >= len)
-			return devcg_err(err, -ENAMETOOLONG, "'%s': too long", path);
+			return devcg_err(err, -ENAMETOOLONG, "'%s': too long", hp_q(path));
 		out[o++] = '/';
 		memcpy(out + o, start, (size_t)(end - start));
 		o += (size_t)(end - start);
 		p = end;
 	}
 	if (!o)
-		return devcg_err(err, -EINVAL, "'%s' is not a path for a device node", path);
+		return devcg_err(err, -EINVAL, "'%s' is not a path for a device node", hp_q(path));
 	out[o] = '\0';
 	return 0;
 }
@@ -341,7 +350,7 @@ static int host_info(struct hp_item *it, bool attach, struct devcg_error *err)
 		int code = it->host_path ? -errno : -ENOENT;
 
 		if (attach && !it->known && !it->probe)
-			return devcg_err(err, code, "%s: %s", it->host_path ? it->host_path : it->path,
+			return devcg_err(err, code, "%s: %s", hp_q(it->host_path ? it->host_path : it->path),
 					 strerror(-code));
 		/* a node made from a spec's numbers alone: as runtimes default it */
 		if (!(it->set & DEVCG_HOTPLUG_SET_MODE))
@@ -355,7 +364,7 @@ static int host_info(struct hp_item *it, bool attach, struct devcg_error *err)
 	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode)) {
 		if (it->probe)
 			return 0;
-		return devcg_err(err, -EINVAL, "%s is not a device node", it->host_path);
+		return devcg_err(err, -EINVAL, "%s is not a device node", hp_q(it->host_path));
 	}
 	if (!it->known) {
 		it->known = true;
@@ -392,7 +401,7 @@ static int collect(const struct devcg_hotplug_device *devices, size_t count,
 		if (!devices[i].host_path)
 			return devcg_err(err, -EINVAL, "device %zu has no host path", i);
 		if (devices[i].access & ~DEVCG_ACC_ALL)
-			return devcg_err(err, -EINVAL, "%s: bad access 0x%x", devices[i].host_path,
+			return devcg_err(err, -EINVAL, "%s: bad access 0x%x", hp_q(devices[i].host_path),
 					 devices[i].access);
 		it.host_path = (char *)devices[i].host_path;
 		it.path = (char *)(devices[i].path ? devices[i].path : devices[i].host_path);
@@ -430,7 +439,7 @@ static int collect(const struct devcg_hotplug_device *devices, size_t count,
 			if (a->known && b->known &&
 			    (a->type != b->type || a->major != b->major || a->minor != b->minor))
 				return devcg_err(err, -EINVAL, "%s is named twice, for %c %u:%u and %c %u:%u",
-						 a->path, type_char(a->type), a->major, a->minor,
+						 hp_q(a->path), type_char(a->type), a->major, a->minor,
 						 type_char(b->type), b->major, b->minor);
 			a->access |= b->access;
 			a->no_access &= b->no_access;
@@ -841,7 +850,7 @@ static int host_fs_guard(const struct hp_item *it, const struct hp_node *n, stru
 		return 0;
 	if (!stat("/dev", &st) && st.st_dev == n->dir_dev)
 		return devcg_err(err, -EXDEV, "%s: the container's directory is on the host's /dev file "
-				 "system: devcg does not change the host's nodes", n->path);
+				 "system: devcg does not change the host's nodes", hp_q(n->path));
 	if (!it->host_path)
 		return 0;
 	snprintf(dir, sizeof(dir), "%s", it->host_path);
@@ -850,8 +859,8 @@ static int host_fs_guard(const struct hp_item *it, const struct hp_node *n, stru
 		*(slash == dir ? slash + 1 : slash) = '\0';
 	if (slash && !stat(dir, &st) && st.st_dev == n->dir_dev)
 		return devcg_err(err, -EXDEV, "%s: the container's directory is on the file system of "
-				 "the host node %s: devcg does not change the host's nodes", n->path,
-				 it->host_path);
+				 "the host node %s: devcg does not change the host's nodes", hp_q(n->path),
+				 hp_q(it->host_path));
 	return 0;
 }
 
@@ -1007,16 +1016,16 @@ static int attach_plan(struct call *c, uint8_t method, struct devcg_error *err)
 
 		if (n->state == HP_NOT_DEV)
 			return devcg_err(err, -EEXIST, "%s is in the container and is not a device node: "
-					 "left alone", n->path);
+					 "left alone", hp_q(n->path));
 		if (n->state == HP_BAD_PATH)
 			return devcg_err(err, -n->seen_errno, "%s: %s in the container (devcg follows no "
-					 "symbolic link there)", n->path, n->seen_errno == ELOOP ?
+					 "symbolic link there)", hp_q(n->path), n->seen_errno == ELOOP ?
 					 "a symbolic link on the way" : strerror(n->seen_errno));
 		n->bind = method == DEVCG_HOTPLUG_BIND ||
 			  (method == DEVCG_HOTPLUG_AUTO && (c->t.other_userns || n->nodev));
 		if (n->bind && n->state != HP_SAME && !n->host_path[0])
 			return devcg_err(err, -ENOENT, "%s: no host node to bind-mount (this container "
-					 "cannot hold a node made with mknod)", n->path);
+					 "cannot hold a node made with mknod)", hp_q(n->path));
 		/* a bound node is the host's node: its mode and owner are the host's */
 		if (n->bind && n->state != HP_SAME && !stat(n->host_path, &st)) {
 			n->seen_mode = st.st_mode & 07777;
@@ -1026,7 +1035,7 @@ static int attach_plan(struct call *c, uint8_t method, struct devcg_error *err)
 			    ((it->set & DEVCG_HOTPLUG_SET_UID) && n->seen_uid != it->uid) ||
 			    ((it->set & DEVCG_HOTPLUG_SET_GID) && n->seen_gid != it->gid))
 				return devcg_err(err, -EINVAL, "%s: it is bind-mounted, so it is the host's "
-						 "node, with the host's mode and owner (%04o %u:%u)", n->path,
+						 "node, with the host's mode and owner (%04o %u:%u)", hp_q(n->path),
 						 n->seen_mode, n->seen_uid, n->seen_gid);
 		}
 		if (it->no_access)
@@ -1074,7 +1083,7 @@ int devcg_attach(const char *cgroup, const struct devcg_hotplug_device *devices,
 	ret = swap_perms(&c.t, opts, edit_attach, &c.perms, true, &c.swap, err);
 	if (ret) {
 		devcg_err_wrap(err, ret, "the permission swap on %s failed; the nodes and the permission "
-			       "are as before", c.t.rel);
+			       "are as before", hp_q(c.t.rel));
 		goto out;
 	}
 	ret = hp_child_cmd(&c.child, 'M', err);
@@ -1161,7 +1170,7 @@ static int detach_plan(struct call *c, struct devcg_error *err)
 		n->work = false;
 		if (user) {
 			c->kept[i] = true;
-			snprintf(text, sizeof(text), "kept: %s still has a node in the container", user);
+			snprintf(text, sizeof(text), "kept: %s still has a node in the container", hp_q(user));
 			note(c, i, text);
 			continue;
 		}
@@ -1237,10 +1246,10 @@ int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
 
 		if (hp_child_cmd(&c.child, 'U', &e2))
 			devcg_err_wrap(err, ret, "the permission swap on %s failed, and putting the nodes "
-				       "back failed too (%s)", c.t.rel, e2.msg);
+				       "back failed too (%s)", hp_q(c.t.rel), e2.msg);
 		else
 			devcg_err_wrap(err, ret, "the permission swap on %s failed; the nodes are back and "
-				       "the permission is as before", c.t.rel);
+				       "the permission is as before", hp_q(c.t.rel));
 		goto out;
 	}
 	hp_child_cmd(&c.child, 'C', NULL);

@@ -37,6 +37,11 @@ struct hp_list {
 	size_t n, cap;
 };
 
+/* S escaped for a message (devcg_quote(): paths and names come from
+ * containers, CDI specs and the command line); one of eight buffers of
+ * this thread, reused in turn. */
+const char *hp_q(const char *s);
+
 void hp_list_free(struct hp_list *l);
 /* Drop the items from the N-th on. */
 void hp_list_truncate(struct hp_list *l, size_t n);

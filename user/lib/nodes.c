@@ -292,29 +292,29 @@ static int make_node(struct hp_shared *sh, int i, int last, struct hp_node *n)
 		return fail(sh, i, "mkdir", -EIO, "injected failure");
 	dfd = walk(n->path, n, false, NULL, &name);
 	if (dfd < 0)
-		return fail(sh, i, "mkdir", dfd, "the directory of %s: %s", n->path,
+		return fail(sh, i, "mkdir", dfd, "the directory of %s: %s", hp_q(n->path),
 			    dfd == -ELOOP ? "a symbolic link on the way" : strerror(-dfd));
 	snprintf(n->tmp, sizeof(n->tmp), TMP_PREFIX "%d-%d", (int)getpid(), i);
 	if (n->bind) {
 		if (n->tree_fd < 0) {
 			ret = fail(sh, i, "bind", n->tree_err, "cannot clone the mount of %s: %s",
-				   n->host_path[0] ? n->host_path : "(no host node)", strerror(-n->tree_err));
+				   n->host_path[0] ? hp_q(n->host_path) : "(no host node)", strerror(-n->tree_err));
 			goto out;
 		}
 		if (n->state != HP_ABSENT) {
 			if (n->mounted) {
-				ret = fail(sh, i, "rename", -EBUSY, "%s is a mount point", n->path);
+				ret = fail(sh, i, "rename", -EBUSY, "%s is a mount point", hp_q(n->path));
 				goto out;
 			}
 			if (renameat2(dfd, name, dfd, n->tmp, RENAME_NOREPLACE)) {
-				ret = fail(sh, i, "rename", -errno, "set %s aside: %s", n->path, strerror(errno));
+				ret = fail(sh, i, "rename", -errno, "set %s aside: %s", hp_q(n->path), strerror(errno));
 				goto out;
 			}
 			memcpy(n->aside, n->tmp, sizeof(n->aside));
 		}
 		fd = openat(dfd, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0);
 		if (fd < 0) {
-			ret = fail(sh, i, "bind", -errno, "create the mount point %s: %s", n->path,
+			ret = fail(sh, i, "bind", -errno, "create the mount point %s: %s", hp_q(n->path),
 				   strerror(errno));
 			goto out;
 		}
@@ -325,7 +325,7 @@ static int make_node(struct hp_shared *sh, int i, int last, struct hp_node *n)
 			goto out;
 		}
 		if (syscall(SYS_move_mount, n->tree_fd, "", dfd, name, MOVE_MOUNT_F_EMPTY_PATH)) {
-			ret = fail(sh, i, "bind", -errno, "move_mount %s onto %s: %s", n->host_path, n->path,
+			ret = fail(sh, i, "bind", -errno, "move_mount %s onto %s: %s", hp_q(n->host_path), hp_q(n->path),
 				   strerror(errno));
 			goto out;
 		}
@@ -339,13 +339,13 @@ static int make_node(struct hp_shared *sh, int i, int last, struct hp_node *n)
 	}
 	/* mode 0 until it has its owner: a new name nobody looks for anyway */
 	if (mknodat(dfd, n->tmp, n->fmt, makedev(n->major, n->minor))) {
-		ret = fail(sh, i, "mknod", -errno, "mknod %s: %s", n->path, strerror(errno));
+		ret = fail(sh, i, "mknod", -errno, "mknod %s: %s", hp_q(n->path), strerror(errno));
 		goto out;
 	}
 	n->tmp_made = true;
 	if (fchownat(dfd, n->tmp, n->uid, n->gid, AT_SYMLINK_NOFOLLOW) ||
 	    fchmodat(dfd, n->tmp, n->mode, 0)) {
-		ret = fail(sh, i, "mknod", -errno, "set the owner and mode of %s: %s", n->path,
+		ret = fail(sh, i, "mknod", -errno, "set the owner and mode of %s: %s", hp_q(n->path),
 			   strerror(errno));
 		goto out;
 	}
@@ -362,16 +362,16 @@ static int make_node(struct hp_shared *sh, int i, int last, struct hp_node *n)
 			n->tmp_made = false;
 			n->done = HP_DID_RACED;
 		} else {
-			ret = fail(sh, i, "rename", -errno, "rename into %s: %s", n->path, strerror(errno));
+			ret = fail(sh, i, "rename", -errno, "rename into %s: %s", hp_q(n->path), strerror(errno));
 		}
 		goto out;
 	}
 	if (n->mounted) {
-		ret = fail(sh, i, "rename", -EBUSY, "%s is a mount point", n->path);
+		ret = fail(sh, i, "rename", -EBUSY, "%s is a mount point", hp_q(n->path));
 		goto out;
 	}
 	if (renameat2(dfd, n->tmp, dfd, name, RENAME_EXCHANGE)) {
-		ret = fail(sh, i, "rename", -errno, "exchange %s: %s", n->path, strerror(errno));
+		ret = fail(sh, i, "rename", -errno, "exchange %s: %s", hp_q(n->path), strerror(errno));
 		goto out;
 	}
 	n->tmp_made = false;
@@ -432,19 +432,19 @@ static int remove_node(struct hp_shared *sh, int i, int last, struct hp_node *n)
 	int dfd = walk(n->path, NULL, false, NULL, &name), ret = 0;
 
 	if (dfd < 0)
-		return fail(sh, i, "unlink", dfd, "the directory of %s: %s", n->path, strerror(-dfd));
+		return fail(sh, i, "unlink", dfd, "the directory of %s: %s", hp_q(n->path), strerror(-dfd));
 	snprintf(n->tmp, sizeof(n->tmp), TMP_PREFIX "%d-%d", (int)getpid(), i);
 	if (fault(sh, i, last, "unlink")) {
 		ret = fail(sh, i, "unlink", -EIO, "injected failure");
 	} else if (n->mounted) {
 		/* a bound node: the undo mounts the host node again */
 		if (umount2(n->path, MNT_DETACH | UMOUNT_NOFOLLOW))
-			ret = fail(sh, i, "unlink", -errno, "umount %s: %s", n->path, strerror(errno));
+			ret = fail(sh, i, "unlink", -errno, "umount %s: %s", hp_q(n->path), strerror(errno));
 		else if (n->done = HP_DID_UNMOUNTED, unlinkat(dfd, name, 0))
-			ret = fail(sh, i, "unlink", -errno, "unlink %s: %s", n->path, strerror(errno));
+			ret = fail(sh, i, "unlink", -errno, "unlink %s: %s", hp_q(n->path), strerror(errno));
 	} else if (renameat2(dfd, name, dfd, n->tmp, RENAME_NOREPLACE)) {
 		/* set aside until the permission is gone: the undo renames it back */
-		ret = fail(sh, i, "unlink", -errno, "unlink %s: %s", n->path, strerror(errno));
+		ret = fail(sh, i, "unlink", -errno, "unlink %s: %s", hp_q(n->path), strerror(errno));
 	} else {
 		memcpy(n->aside, n->tmp, sizeof(n->aside));
 		n->done = HP_DID_REMOVED;
@@ -611,7 +611,7 @@ static int reply(struct hp_child *c, struct devcg_error *err)
 		return 0;
 	if (c->sh->failed >= 0)
 		return devcg_err(err, c->sh->err ? c->sh->err : -EIO, "%s %s: %s", c->sh->step,
-				 c->sh->nodes[c->sh->failed].path, c->sh->msg);
+				 hp_q(c->sh->nodes[c->sh->failed].path), c->sh->msg);
 	return devcg_err(err, c->sh->err ? c->sh->err : -EIO, "%s", c->sh->msg);
 }
 
