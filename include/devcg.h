@@ -530,14 +530,17 @@ struct devcg_hotplug_entry {
 struct devcg_hotplug_result {
 	char cgroup[4096];    /* relative to the cgroup2 mount */
 	int32_t pid;          /* the process whose mount namespace was used */
-	uint32_t prog_id;     /* the device program attached now (0: none) */
-	uint32_t replaced_id; /* the program the swap replaced (0: no swap) */
+	uint32_t prog_id;     /* the devcg program attached now (0: none) */
+	uint32_t replaced_id; /* the program the swap replaced (0: none) */
 	size_t count;
 	const struct devcg_hotplug_entry *entries;
 	/* the systemd unit kept in step ("": none) and the DeviceAllow=
 	 * entries added or widened for it, as in struct devcg_replace_opts */
 	char systemd_unit[256];
 	uint32_t systemd_entries;
+	/* the permission changed: a new devcg program is attached (the
+	 * cgroup's first when replaced_id is 0); false: nothing was swapped */
+	bool swapped;
 };
 
 /*

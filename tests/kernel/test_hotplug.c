@@ -475,7 +475,7 @@ TEST(hotplug_attach_allows_then_makes_the_node_and_detach_takes_both_back)
 	CHECK_INT(r->entries[0].major, fake_major());
 	CHECK_INT(r->entries[0].access, DEVCG_ACC_ALL);
 	CHECK_INT(r->pid, p.pid);
-	CHECK(r->replaced_id != 0 && r->prog_id != r->replaced_id);
+	CHECK(r->swapped && r->replaced_id != 0 && r->prog_id != r->replaced_id);
 	devcg_hotplug_result_free(r);
 	CHECK_INT(pc_open(&p, "fakegpu0"), ENXIO);
 	/* the node is the host's: type, numbers, mode and owner */
@@ -527,6 +527,7 @@ TEST(hotplug_attach_twice_and_detach_twice_succeed_and_say_so_without_a_swap)
 	r = ok(true, &p, &gpu0, 1, NULL);
 	CHECK_INT(r->entries[0].node, DEVCG_NODE_PRESENT);
 	CHECK_INT(r->entries[0].permission, DEVCG_PERM_ALREADY);
+	CHECK(!r->swapped);
 	CHECK_INT(r->replaced_id, 0);
 	id = r->prog_id;
 	devcg_hotplug_result_free(r);
@@ -536,6 +537,7 @@ TEST(hotplug_attach_twice_and_detach_twice_succeed_and_say_so_without_a_swap)
 	r = ok(false, &p, &gpu0, 1, NULL);
 	CHECK_INT(r->entries[0].node, DEVCG_NODE_ABSENT);
 	CHECK_INT(r->entries[0].permission, DEVCG_PERM_NONE);
+	CHECK(!r->swapped);
 	CHECK_INT(r->replaced_id, 0);
 	CHECK(r->prog_id != id);
 	devcg_hotplug_result_free(r);

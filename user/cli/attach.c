@@ -100,15 +100,19 @@ static void print_result(struct cli *cli, const struct devcg_hotplug_result *r)
 
 		for (i = 0; i < r->count; i++)
 			json_array_append_new(devices, entry_json(&r->entries[i]));
-		cli_print_json(json_pack("{s:o, s:i, s:I, s:I, s:o, s:o}", "cgroup", cli_text(r->cgroup, (size_t)-1),
-					 "pid", r->pid, "prog_id", (json_int_t)r->prog_id, "replaced_id",
-					 (json_int_t)r->replaced_id, "systemd",
-					 cli_systemd_json(r->systemd_unit, r->systemd_entries), "devices", devices));
+		cli_print_json(json_pack("{s:o, s:i, s:b, s:I, s:I, s:o, s:o}", "cgroup",
+					 cli_text(r->cgroup, (size_t)-1), "pid", r->pid, "swapped", r->swapped,
+					 "prog_id", (json_int_t)r->prog_id, "replaced_id", (json_int_t)r->replaced_id,
+					 "systemd", cli_systemd_json(r->systemd_unit, r->systemd_entries), "devices",
+					 devices));
 		return;
 	}
 	cli_safe(r->cgroup, safe, sizeof(safe));
-	if (r->replaced_id)
+	if (r->swapped && r->replaced_id)
 		printf("%s (pid %d): program %u replaced %u\n", safe, r->pid, r->prog_id, r->replaced_id);
+	else if (r->swapped)
+		printf("%s (pid %d): program %u attached (the cgroup's first devcg program)\n", safe, r->pid,
+		       r->prog_id);
 	else if (r->prog_id)
 		printf("%s (pid %d): program %u unchanged\n", safe, r->pid, r->prog_id);
 	else
@@ -302,8 +306,8 @@ const struct verb verb_attach = {
 	"      --force          on a cgroup with only others' device programs, start\n"
 	"                       from allow-all (without it: refused)\n"
 	"      --no-systemd     on a systemd unit's cgroup, do not widen its DeviceAllow=\n"
-	"  -j, --json           print {\"cgroup\", \"pid\", \"prog_id\", \"replaced_id\", \"systemd\",\n"
-	"                       \"devices\": [{\"path\", \"node\", \"permission\", ...}]}\n"
+	"  -j, --json           print {\"cgroup\", \"pid\", \"swapped\", \"prog_id\", \"replaced_id\",\n"
+	"                       \"systemd\", \"devices\": [{\"path\", \"node\", \"permission\", ...}]}\n"
 	"  -h, --help           this help\n\n"
 	"Examples:\n"
 	"  devcg attach -p 4242 /dev/nvidia3\n"

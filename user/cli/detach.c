@@ -33,7 +33,7 @@ const struct verb verb_detach = {
 	"      --force          on a cgroup with only others' device programs, start\n"
 	"                       from allow-all (without it: refused)\n"
 	"      --no-systemd     on a systemd unit's cgroup, leave its DeviceAllow= alone\n"
-	"  -j, --json           print {\"cgroup\", \"pid\", \"prog_id\", \"replaced_id\", \"systemd\",\n"
+	"  -j, --json           print {\"cgroup\", \"pid\", \"swapped\", \"prog_id\", \"replaced_id\", \"systemd\",\n"
 	"                       \"devices\": [{\"path\", \"node\", \"permission\", \"holders\", ...}]}\n"
 	"  -h, --help           this help\n\n"
 	"Examples:\n"

@@ -472,6 +472,7 @@ struct perm {
 struct perms {
 	struct perm *v;
 	size_t n;
+	bool changed; /* the last edit changed the policy (a swap followed) */
 };
 
 static struct perm *perm_of(struct perms *ps, uint8_t type, uint32_t major, uint32_t minor)
@@ -549,6 +550,7 @@ static int edit_attach(struct devcg_policy *p, void *ctx, struct devcg_error *er
 		k->action = DEVCG_PERM_ADDED;
 		changed = true;
 	}
+	ps->changed = changed;
 	return changed ? 0 : 1;
 }
 
@@ -574,6 +576,7 @@ static int edit_undo(struct devcg_policy *p, void *ctx, struct devcg_error *err)
 			return ret;
 		changed = true;
 	}
+	ps->changed = changed;
 	return changed ? 0 : 1;
 }
 
@@ -637,10 +640,12 @@ static int edit_detach(struct devcg_policy *p, void *ctx, struct devcg_error *er
 			 decided ? text : "", by_default ? (decided ? " and the default" :
 							    "the policy's default (allow); detach adds no deny") : "");
 	}
+	ps->changed = changed;
 	return changed ? 0 : 1;
 }
 
 struct swap_out {
+	bool swapped;
 	uint32_t prog_id, replaced_id;
 	char systemd_unit[256];
 	uint32_t systemd_entries;
@@ -663,6 +668,7 @@ static int swap_perms(const struct target *t, const struct devcg_hotplug_opts *o
 		ro.fail_at = "attach";
 	ret = devcg_update_edit(t->cgroup, edit, ps, &ro, err);
 	if (!ret && out) {
+		out->swapped = ps->changed;
 		out->prog_id = ro.prog_id;
 		out->replaced_id = ro.replaced_id;
 		memcpy(out->systemd_unit, ro.systemd_unit, sizeof(out->systemd_unit));
@@ -975,6 +981,7 @@ static int make_result(struct call *c, bool attach, struct devcg_error *err)
 	c->r->entries = entries;
 	snprintf(c->r->cgroup, sizeof(c->r->cgroup), "%s", c->t.rel);
 	c->r->pid = c->t.pid;
+	c->r->swapped = c->swap.swapped;
 	c->r->prog_id = c->swap.prog_id;
 	c->r->replaced_id = c->swap.replaced_id;
 	memcpy(c->r->systemd_unit, c->swap.systemd_unit, sizeof(c->r->systemd_unit));
