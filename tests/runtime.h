@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * Real container runtimes for kernel tests: Debian's runc and crun run a
  * busybox container in a scratch cgroup. The helpers live in

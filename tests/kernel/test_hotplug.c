@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Hot-plug (issue "Hot-plug"): devcg_attach() and devcg_detach() give a
  * running container a device -- node and permission -- and take it back.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* CDI specs for hot-plug: YAML read as YAML 1.1 (as Go reads CDI specs),
  * the spec directories' order, the fields of a device node, and errors
  * that say what is wrong. */

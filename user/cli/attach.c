@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 // devcg attach: give a running container a device, node and permission, in one step.
 #include "cli.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 // devcg detach: take a device back from a running container, node then permission.
 #include "cli.h"
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # systemd-v2 guest: a hot-plug into a systemd unit survives what systemd
 # does on reload. The workload is a transient service with DevicePolicy=
 # closed and a TemporaryFileSystem= (its own mount namespace, with a nodev
