@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 static const char *const verbs[] = { "replace", "show", "check", "allow", "deny", "reset", "compile",
-				     "trace", "oci-hook" };
+				     "trace", "oci-hook", "attach", "detach" };
 
 static char *slurp_cmd(const char *cmd)
 {

@@ -7,7 +7,7 @@
 
 static const struct verb *const verbs[] = {
 	&verb_replace, &verb_show, &verb_check, &verb_allow, &verb_deny, &verb_reset,
-	&verb_compile, &verb_trace, &verb_oci_hook,
+	&verb_compile, &verb_trace, &verb_oci_hook, &verb_attach, &verb_detach,
 };
 
 static void usage(FILE *f)

@@ -198,6 +198,14 @@ const char *devcg_privilege_missing(void); /* keeps errno */
  * privileges, or the attach mode of the cgroup or of an ancestor. */
 void devcg_attach_refusal(const struct devcg_cgroup *cg, uint32_t attach_flags, char *buf, size_t len);
 
+/* swap.c: devcg_update() with EDIT in place of one rule (hot-plug): EDIT
+ * returns 0 to swap the edited policy in, 1 for no change, or a negative
+ * errno; it is called again on each compare-and-swap retry. */
+typedef int (*devcg_policy_edit_fn)(struct devcg_policy *policy, void *ctx,
+				    struct devcg_error *err);
+int devcg_update_edit(const char *cgroup, devcg_policy_edit_fn edit, void *ctx,
+		      struct devcg_replace_opts *opts, struct devcg_error *err);
+
 /* filter.c: one filter version, loaded and frozen but not attached. */
 struct devcg_filter_version {
 	int prog_fd;

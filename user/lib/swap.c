@@ -599,6 +599,86 @@ int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 }
 
 /*
+ * devcg_update() for changes of several rules at once (hot-plug): EDIT
+ * changes the live policy read (again on each retry), and the result is
+ * swapped in the same way, systemd step included. EDIT returns 0 to swap,
+ * 1 when the policy needs no change (nothing is swapped; opts->prog_id is
+ * the program read), or a negative errno.
+ */
+int devcg_update_edit(const char *cgroup, devcg_policy_edit_fn edit, void *ctx,
+		      struct devcg_replace_opts *opts, struct devcg_error *err)
+{
+	DEVCG_OPTS(devcg_replace_opts, o);
+	unsigned int seed = (unsigned int)getpid() ^ (unsigned int)time(NULL);
+	struct devcg_cgroup cg;
+	bool need_lock = false;
+	int ret, tries;
+
+	if ((ret = DEVCG_REPLACE_OPTS_VALID(opts, err)))
+		return ret;
+	if (opts)
+		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	o.sz = sizeof(o);
+	o.prog_id = o.replaced_id = 0;
+	ret = devcg_cgroup_resolve(cgroup, DEVCG_RESOLVE_WRITE, &cg, err);
+	if (!ret && !o.no_systemd) {
+		int unit = devcg_systemd_unit_of(cg.rel, cg.unit, sizeof(cg.unit), err);
+
+		ret = unit < 0 ? unit : 0;
+	}
+	for (tries = 0; !ret && tries < CAS_RETRIES; tries++) {
+		struct devcg_policy *policy = NULL;
+		struct devcg_lock lock = { .fd = -1 };
+		bool audit;
+		uint32_t id;
+
+		ret = read_own(&cg, o.force, &policy, &id, &audit, err);
+		if (!ret && (!id || need_lock)) {
+			/* as in devcg_update(): decided under the lock */
+			devcg_policy_free(policy);
+			policy = NULL;
+			ret = devcg_lock_cgroup(&cg, &lock, err);
+			if (ret)
+				break;
+			ret = read_own(&cg, o.force, &policy, &id, &audit, err);
+		}
+		if (!ret)
+			ret = edit(policy, ctx, err);
+		if (ret == 1) {
+			o.prog_id = id;
+			ret = 0;
+		} else if (!ret) {
+			o.expect_prog_id = id;
+			o.audit = DEVCG_OPT(opts, devcg_replace_opts, audit, false) || audit;
+			ret = systemd_step(&cg, policy, &o, err) ?: replace_once(&cg, policy, &o, lock.fd >= 0, err);
+		}
+		devcg_lock_release(&lock);
+		devcg_policy_free(policy);
+		if (ret == NEEDS_LOCK) {
+			need_lock = true;
+			ret = 0;
+			continue;
+		}
+		if (ret != -ENOENT && ret != -EAGAIN)
+			break;
+		nanosleep(&(struct timespec){ .tv_nsec = (rand_r(&seed) % 200 + 1) * 1000L }, NULL);
+		ret = 0;
+	}
+	if (!ret && tries == CAS_RETRIES)
+		ret = devcg_err(err, -EBUSY, "%s: gave up after %d conflicting updates", cg.rel, CAS_RETRIES);
+	if (!ret && opts && DEVCG_OPTS_HAS(opts, devcg_replace_opts, replaced_id)) {
+		opts->prog_id = o.prog_id;
+		opts->replaced_id = o.replaced_id;
+	}
+	if (!ret && opts && DEVCG_OPTS_HAS(opts, devcg_replace_opts, systemd_entries)) {
+		memcpy(opts->systemd_unit, o.systemd_unit, sizeof(o.systemd_unit));
+		opts->systemd_entries = o.systemd_entries;
+	}
+	devcg_cgroup_close(&cg);
+	return ret;
+}
+
+/*
  * Detach every devcg filter of the cgroup, under the lock, until a query
  * finds none (a writer that swapped in multi mode meanwhile, without the
  * lock, may have put a new one in place). A filter that hangs on a
