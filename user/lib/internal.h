@@ -202,7 +202,6 @@ void devcg_attach_refusal(const struct devcg_cgroup *cg, uint32_t attach_flags, 
 struct devcg_filter_version {
 	int prog_fd;
 	uint32_t prog_id;
-	void *skel; /* struct devcg_filter */
 };
 
 /* AUDIT_FROM: the audit filter (the version replaced) whose ring and loss
