@@ -11,56 +11,68 @@
 
 /* "devcgpol" in the policy tells our filter from any other device program. */
 #define DEVCG_MAGIC 0x6c6f706763766564ULL
-/* 2: the policy is one sorted array in one frozen map value (1: a hash
- * map and a .rodata config); a filter of another ABI counts as foreign */
+/* 2: the policy is a hash table in the one value of one frozen array map
+ * (1: a hash map and a .rodata config); a filter of another ABI counts as
+ * foreign */
 #define DEVCG_ABI_VERSION 2
 #define DEVCG_PROG_NAME "devcg_filter"
 #define DEVCG_PROG_NAME_AUDIT "devcg_audit"
 #define DEVCG_POLICY_MAP "devcg_policy"
 
 /*
- * The exceptions are kept in segments, one per (type, shape), so that a
+ * Each exception belongs to a segment, one per (type, shape), so that a
  * request is looked up only in the shapes that exist: segment = type_slot
  * * 4 + shape, type_slot 0 for block and 1 for char; shape bit 1 means
- * major is '*', shape bit 0 means minor is '*'. A last segment holds the
- * exceptions no request can match (a major above 4095 or a minor above
- * 2^20 - 1: the kernel's dev_t has 12 and 20 bits), kept to be read back.
+ * major is '*', shape bit 0 means minor is '*'.
  */
 #define DEVCG_SEGMENT(type, major_any, minor_any) \
 	(((type) == 2 ? 4 : 0) + ((major_any) ? 2 : 0) + ((minor_any) ? 1 : 0))
-#define DEVCG_SEGMENT_NEVER 8
-#define DEVCG_SEGMENTS 9
+/* A request's major and minor fit in 12 and 20 bits (the kernel's dev_t);
+ * an exception with a larger one (not '*') can match no request. */
 #define DEVCG_MAJOR_BITS 12
 #define DEVCG_MINOR_BITS 20
-/* The search key of a request or an exception within its segment: the
- * parts that are not '*', major above minor, in 32 bits. */
-#define DEVCG_KEY(major, minor) (((__u32)(major) << DEVCG_MINOR_BITS) | (__u32)(minor))
+
+/*
+ * A slot of the table: 0 when empty, else the exception's access, its
+ * segment + 1 and its key (the parts that are not '*', major above minor).
+ * A lookup compares the low 40 bits.
+ */
+#define DEVCG_TAG(access, segment, major, minor)                                   \
+	((__u64)(access) << 40 | (__u64)((segment) + 1) << 32 |                     \
+	 (__u64)(major) << DEVCG_MINOR_BITS | (__u64)(minor))
+#define DEVCG_TAG_KEY 0xffffffffffULL
+/* Fibonacci hashing: the top BITS bits of want * this are the first slot */
+#define DEVCG_HASH_MULT 0x9e3779b97f4a7c15ULL
+/* a table is made larger until no key is further than this from its slot */
+#define DEVCG_MAX_PROBES 6
 
 /* The start of the policy map's one value. */
 struct devcg_policy_head {
 	__u64 magic;
 	__u32 abi;
 	__u32 default_allow; /* 1: allow unless an exception overlaps */
-	__u32 count;         /* entries after the head */
+	__u32 count;         /* exceptions: used slots and the others */
 	__u32 audit;         /* the filter reports denials to the audit ring */
-	__u32 start[DEVCG_SEGMENTS]; /* first entry of each segment */
-	__u32 len[DEVCG_SEGMENTS];   /* its entries, sorted by key */
+	__u32 present;       /* 1 << segment for each segment with exceptions */
+	__u32 bits;          /* the table has 1 << bits slots */
+	__u32 probes;        /* a lookup looks at most at this many slots */
+	__u32 others;        /* exceptions that can match no request */
 };
 
-/* One exception: (type, major, minor) is unique, as in the kernel's list;
- * '*' is 0xffffffff. KEY orders its segment. */
+/* One exception that no request can match ('*' is 0xffffffff), after the
+ * table, kept so that the policy reads back whole. */
 struct devcg_entry {
-	__u32 key;
+	__u32 type; /* 1 block, 2 char: BPF_DEVCG_DEV_* */
 	__u32 major;
 	__u32 minor;
-	__u16 type;   /* 1 block, 2 char: BPF_DEVCG_DEV_* */
-	__u16 access; /* BPF_DEVCG_ACC_* bits */
+	__u32 access; /* BPF_DEVCG_ACC_* bits */
 };
 
-/* The whole value: value_size is sizeof(head) + count * sizeof(entry). */
+/* The whole value: the head, 1 << bits slots (linear probing), then the
+ * others as struct devcg_entry. */
 struct devcg_policy_value {
 	struct devcg_policy_head head;
-	struct devcg_entry entries[];
+	__u64 slot[];
 };
 
 /* The exception that decided a denial, in an audit event. */

@@ -2,17 +2,15 @@
 /*
  * The device filter: a BPF_CGROUP_DEVICE program deciding each request as
  * devcgroup_legacy_check_permission() in security/device_cgroup.c does.
- * One program version per policy; its exceptions are one sorted array in
- * the one value of a map that belongs to it alone, filled and frozen
- * before the program is loaded.
+ * One program version per policy; its exceptions are a hash table in the
+ * one value of a map that belongs to it alone, filled and frozen before
+ * the program is loaded.
  *
  * The map is read-only for the program and frozen, so the verifier reads
- * the head (default, segment starts and lengths) as constants
- * (bpf_map_direct_read() in kernel/bpf/verifier.c): it walks only the
- * segments that exist, each search for exactly as many halving steps as
- * its length needs, and proves every index within the value. The steps
- * are branchless, so that the verifier follows one path per search,
- * whatever the entries hold.
+ * the head (default, segments present, table size, longest probe) as
+ * constants (bpf_map_direct_read() in kernel/bpf/verifier.c): it walks
+ * only the segments that exist, each lookup for at most that many slots,
+ * and proves every index within the value.
  *
  * User space loads these instructions itself (user/lib/filter.c): the
  * only relocations are the three maps below.
@@ -46,12 +44,9 @@ struct {
 	__type(value, __u64);
 } audit_lost SEC(".maps");
 
-/* hides a value from the compiler, so that arithmetic on it is not turned
- * back into a compare and a branch */
-#define opaque(x) asm volatile("" : "+r"(x))
-
-static __always_inline void audit(struct bpf_cgroup_dev_ctx *ctx, __u32 type, __u32 access,
-				  const struct devcg_entry *ex)
+/* SEG and TAG: the exception that decided, if any (TAG 0: the default). */
+static __always_inline void audit(struct bpf_cgroup_dev_ctx *ctx, __u32 type, __u32 access, __u32 seg,
+				  __u64 tag)
 {
 	struct devcg_audit_event *e;
 	__u64 id;
@@ -74,12 +69,12 @@ static __always_inline void audit(struct bpf_cgroup_dev_ctx *ctx, __u32 type, __
 	e->major = ctx->major;
 	e->minor = ctx->minor;
 	e->access = access;
-	e->decided = ex != 0;
-	if (ex) {
-		e->decider.type = ex->type;
-		e->decider.major = ex->major;
-		e->decider.minor = ex->minor;
-		e->decider_access = ex->access;
+	e->decided = tag != 0;
+	if (tag) {
+		e->decider.type = seg >= 4 ? BPF_DEVCG_DEV_CHAR : BPF_DEVCG_DEV_BLOCK;
+		e->decider.major = seg & 2 ? 0xffffffff : (__u32)(tag >> DEVCG_MINOR_BITS) & 0xfff;
+		e->decider.minor = seg & 1 ? 0xffffffff : (__u32)tag & 0xfffff;
+		e->decider_access = (__u32)(tag >> 40);
 	} else {
 		__builtin_memset(&e->decider, 0, sizeof(e->decider));
 		e->decider_access = 0;
@@ -88,41 +83,31 @@ static __always_inline void audit(struct bpf_cgroup_dev_ctx *ctx, __u32 type, __
 	bpf_ringbuf_submit(e, 0);
 }
 
-/* The entry of segment SEG with KEY, or NULL. */
-static __always_inline const struct devcg_entry *search(const struct devcg_policy_value *p, __u32 seg,
-							__u64 key)
+/* The slot holding WANT (segment + 1 and key), or 0. */
+static __always_inline __u64 lookup(const struct devcg_policy_value *p, __u64 want)
 {
-	__u64 base = p->head.start[seg], len = p->head.len[seg];
-	const struct devcg_entry *e;
+	__u64 mask = (1ULL << p->head.bits) - 1, at = (want * DEVCG_HASH_MULT) >> (64 - p->head.bits);
+	__u32 i;
 
-	if (!len)
-		return 0;
-	/* the last entry not above the key lies in [base, base + len); the
-	 * verifier knows len, so the loop ends and every index is in range */
-	while (len > 1) {
-		__u64 half = len >> 1, ekey, step;
+	for (i = 0; i < p->head.probes; i++) {
+		__u64 tag = p->slot[(at + i) & mask];
 
-		ekey = p->entries[base + half].key;
-		opaque(ekey);
-		/* 1 when the entry is not above the key (both below 2^33, so the
-		 * sign of the difference tells), applied by a multiply, not a
-		 * branch or a mask of 0 or ~0, on which the verifier would fork */
-		step = ((key - ekey) >> 63) ^ 1;
-		opaque(step);
-		base += half * step;
-		len -= half;
+		if ((tag & DEVCG_TAG_KEY) == want)
+			return tag;
+		if (!tag)
+			return 0;
 	}
-	e = &p->entries[base];
-	return e->key == key ? e : 0;
+	return 0;
 }
 
 static __always_inline int filter(struct bpf_cgroup_dev_ctx *ctx, const bool with_audit)
 {
 	__u32 type = ctx->access_type & 0xffff;
 	__u32 access = ctx->access_type >> 16;
+	__u32 major = ctx->major, minor = ctx->minor;
 	const struct devcg_policy_value *p;
-	const struct devcg_entry *e;
-	__u32 zero = 0, first, shape;
+	__u32 zero = 0, first, shape, seg;
+	__u64 tag;
 
 	p = bpf_map_lookup_elem(&devcg_policy, &zero);
 	if (!p)
@@ -143,25 +128,29 @@ static __always_inline int filter(struct bpf_cgroup_dev_ctx *ctx, const bool wit
 	 */
 #pragma clang loop unroll(disable)
 	for (shape = 0; shape < 4; shape++) {
-		/* a request's major and minor fit in 12 and 20 bits (dev_t);
-		 * in 64 bits, any other would match nothing */
-		e = search(p, first + shape, ((__u64)(shape & 2 ? 0 : ctx->major) << DEVCG_MINOR_BITS) |
-						     (shape & 1 ? 0 : ctx->minor));
-		if (!e)
+		seg = first + shape;
+		if (!(p->head.present & (1u << seg)))
+			continue;
+		/* a number beyond dev_t's can only meet a '*' */
+		if ((!(shape & 2) && major >> DEVCG_MAJOR_BITS) || (!(shape & 1) && minor >> DEVCG_MINOR_BITS))
+			continue;
+		tag = lookup(p, (__u64)(seg + 1) << 32 | (__u64)(shape & 2 ? 0 : major) << DEVCG_MINOR_BITS |
+					(shape & 1 ? 0 : minor));
+		if (!tag)
 			continue;
 		if (p->head.default_allow) {
-			if (!(e->access & access))
+			if (!((tag >> 40) & access))
 				continue;
 			if (with_audit)
-				audit(ctx, type, access, e);
+				audit(ctx, type, access, seg, tag);
 			return 0;
 		}
-		if ((access & ~e->access) == 0)
+		if ((access & ~(__u32)(tag >> 40)) == 0)
 			return 1;
 	}
 by_default:
 	if (!p->head.default_allow && with_audit)
-		audit(ctx, type, access, 0);
+		audit(ctx, type, access, 0, 0);
 	return p->head.default_allow;
 }
 

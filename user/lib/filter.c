@@ -170,97 +170,89 @@ static void prepare(void)
 	elf_end(elf);
 }
 
-/* Sort N entries by key: least significant byte first, skipping the bytes
- * that all keys share, through TMP. */
-static void sort_entries(struct devcg_entry *e, size_t n, struct devcg_entry *tmp)
-{
-	size_t count[256], i, b;
-
-	if (n < 32) {
-		for (i = 1; i < n; i++) {
-			struct devcg_entry x = e[i];
-			size_t j = i;
-
-			for (; j && e[j - 1].key > x.key; j--)
-				e[j] = e[j - 1];
-			e[j] = x;
-		}
-		return;
-	}
-	for (b = 0; b < 32; b += 8) {
-		size_t sum = 0;
-
-		memset(count, 0, sizeof(count));
-		for (i = 0; i < n; i++)
-			count[(e[i].key >> b) & 0xff]++;
-		if (count[(e[0].key >> b) & 0xff] == n)
-			continue;
-		for (i = 0; i < 256; i++) {
-			size_t c = count[i];
-
-			count[i] = sum;
-			sum += c;
-		}
-		for (i = 0; i < n; i++)
-			tmp[count[(e[i].key >> b) & 0xff]++] = e[i];
-		memcpy(e, tmp, n * sizeof(*e));
-	}
-}
-
-/* The segment of an exception, and its key there. */
-static unsigned int segment_of(const struct devcg_exception *ex, __u32 *key)
+/* Can a request match EX? Its segment then (see devcg_abi.h). */
+static bool matchable(const struct devcg_exception *ex, unsigned int *seg)
 {
 	bool major_any = ex->major == DEVCG_ANY, minor_any = ex->minor == DEVCG_ANY;
 
-	if ((!major_any && ex->major >> DEVCG_MAJOR_BITS) || (!minor_any && ex->minor >> DEVCG_MINOR_BITS)) {
-		*key = 0;
-		return DEVCG_SEGMENT_NEVER;
-	}
-	*key = DEVCG_KEY(major_any ? 0 : ex->major, minor_any ? 0 : ex->minor);
-	return DEVCG_SEGMENT(ex->type, major_any, minor_any);
+	if ((!major_any && ex->major >> DEVCG_MAJOR_BITS) || (!minor_any && ex->minor >> DEVCG_MINOR_BITS))
+		return false;
+	*seg = DEVCG_SEGMENT(ex->type, major_any, minor_any);
+	return true;
 }
 
-/* The policy map's value for POLICY: the head, then the segments. One
- * allocation for it and its scratch space, so that a process swapping
- * large policies reuses the same memory instead of faulting in new pages
- * each time. Free with free(*OUT). */
+/* Put TAG in the table of 1 << BITS slots by linear probing: how far from
+ * its first slot it went. */
+static unsigned int insert(__u64 *slot, unsigned int bits, __u64 tag)
+{
+	__u64 mask = (1ULL << bits) - 1, at = ((tag & DEVCG_TAG_KEY) * DEVCG_HASH_MULT) >> (64 - bits);
+	unsigned int d;
+
+	for (d = 0; slot[(at + d) & mask]; d++)
+		;
+	slot[(at + d) & mask] = tag;
+	return d;
+}
+
+/* The policy map's value for POLICY: the head, the table, the others.
+ * Free with free(*OUT). */
 static int build_value(const struct devcg_policy *policy, bool audit, struct devcg_policy_value **out,
 		       size_t *size)
 {
-	size_t n = devcg_policy_count(policy), i, s;
-	struct devcg_policy_value *v;
-	struct devcg_entry *tmp;
-	struct devcg_exception *ex;
-	__u32 at[DEVCG_SEGMENTS];
+	size_t n = devcg_policy_count(policy), i, others = 0, table;
+	struct devcg_exception *ex = malloc((n ? n : 1) * sizeof(*ex));
+	struct devcg_policy_value *v = NULL;
+	struct devcg_entry *far;
+	unsigned int bits = 1, probes, seg;
 
-	*size = sizeof(v->head) + n * sizeof(v->entries[0]);
-	/* every entry is written below */
-	v = malloc(*size + n * (sizeof(*tmp) + sizeof(*ex)) + sizeof(*ex));
-	if (!v)
+	if (!ex)
 		return -ENOMEM;
-	tmp = (struct devcg_entry *)((char *)v + *size);
-	ex = (struct devcg_exception *)(tmp + n);
 	devcg_policy_collect(policy, ex);
-	memset(&v->head, 0, sizeof(v->head));
+	for (i = 0; i < n; i++)
+		others += !matchable(&ex[i], &seg);
+	/* at most half full; larger while some key lies too far from its slot
+	 * (each probe is verified, and looked at by every access) */
+	while ((1ULL << bits) < 2 * (n - others))
+		bits++;
+	for (;; bits++) {
+		table = (size_t)1 << bits;
+		*size = sizeof(v->head) + table * sizeof(v->slot[0]) + others * sizeof(*far);
+		free(v);
+		v = calloc(1, *size);
+		if (!v) {
+			free(ex);
+			return -ENOMEM;
+		}
+		far = (struct devcg_entry *)&v->slot[table];
+		probes = 0;
+		v->head.others = 0;
+		for (i = 0; i < n; i++) {
+			unsigned int d;
+
+			if (!matchable(&ex[i], &seg)) {
+				far[v->head.others++] = (struct devcg_entry){ .type = ex[i].type, .major = ex[i].major,
+									      .minor = ex[i].minor,
+									      .access = ex[i].access };
+				continue;
+			}
+			v->head.present |= 1u << seg;
+			d = insert(v->slot, bits, DEVCG_TAG(ex[i].access, seg,
+							    ex[i].major == DEVCG_ANY ? 0 : ex[i].major,
+							    ex[i].minor == DEVCG_ANY ? 0 : ex[i].minor));
+			probes = d + 1 > probes ? d + 1 : probes;
+		}
+		if (probes <= DEVCG_MAX_PROBES || bits >= 30)
+			break;
+		v->head.present = 0;
+	}
+	free(ex);
 	v->head.magic = DEVCG_MAGIC;
 	v->head.abi = DEVCG_ABI_VERSION;
 	v->head.default_allow = devcg_policy_default_allow(policy);
 	v->head.count = (__u32)n;
 	v->head.audit = audit;
-	/* each exception's segment and key in TMP first, then in place */
-	for (i = 0; i < n; i++) {
-		s = segment_of(&ex[i], &tmp[i].key);
-		tmp[i].type = (__u16)s;
-		v->head.len[s]++;
-	}
-	for (s = 0, i = 0; s < DEVCG_SEGMENTS; i += v->head.len[s++])
-		at[s] = v->head.start[s] = (__u32)i;
-	for (i = 0; i < n; i++)
-		v->entries[at[tmp[i].type]++] = (struct devcg_entry){ .key = tmp[i].key, .type = ex[i].type,
-								     .major = ex[i].major, .minor = ex[i].minor,
-								     .access = ex[i].access };
-	for (s = 0; s < DEVCG_SEGMENTS; s++)
-		sort_entries(&v->entries[v->head.start[s]], v->head.len[s], tmp);
+	v->head.bits = bits;
+	v->head.probes = probes;
 	*out = v;
 	return 0;
 }
@@ -464,20 +456,15 @@ int devcg_filter_audit_lost(int prog_fd)
 static int read_value(const struct devcg_policy_value *v, size_t size, struct devcg_policy **out,
 		      struct devcg_error *err)
 {
-	size_t n = v->head.count, i, s, sum = 0;
+	size_t n = v->head.count, i, k = 0, table = v->head.bits < 30 ? (size_t)1 << v->head.bits : 0;
+	const struct devcg_entry *far = (const struct devcg_entry *)&v->slot[table];
 	struct devcg_exception *ex;
 	struct devcg_policy *policy;
 	int ret;
 
-	if (size != sizeof(v->head) + n * sizeof(v->entries[0]))
+	if (!table || size != sizeof(v->head) + table * sizeof(v->slot[0]) + v->head.others * sizeof(*far) ||
+	    v->head.others > n)
 		return devcg_err(err, -EBADMSG, "the filter holds %zu bytes for %zu exceptions", size, n);
-	for (s = 0; s < DEVCG_SEGMENTS; s++) {
-		if (v->head.start[s] != sum)
-			return devcg_err(err, -EBADMSG, "the filter's segments do not follow each other");
-		sum += v->head.len[s];
-	}
-	if (sum != n)
-		return devcg_err(err, -EBADMSG, "the filter holds %zu exceptions, it says %zu", sum, n);
 	ex = calloc(n ? n : 1, sizeof(*ex));
 	policy = devcg_policy_new();
 	if (!ex || !policy) {
@@ -485,10 +472,31 @@ static int read_value(const struct devcg_policy_value *v, size_t size, struct de
 		devcg_policy_free(policy);
 		return devcg_err(err, -ENOMEM, "out of memory");
 	}
-	for (i = 0; i < n; i++)
-		ex[i] = (struct devcg_exception){ .type = (uint8_t)v->entries[i].type,
-						  .access = (uint8_t)v->entries[i].access,
-						  .major = v->entries[i].major, .minor = v->entries[i].minor };
+	for (i = 0; i < table && k <= n; i++) {
+		__u64 tag = v->slot[i];
+		unsigned int seg = (unsigned int)((tag >> 32) & 0xff) - 1;
+
+		if (!tag)
+			continue;
+		if (k == n || seg > 7) {
+			k = n + 1;
+			break;
+		}
+		ex[k++] = (struct devcg_exception){
+			.type = seg >= 4 ? DEVCG_CHAR : DEVCG_BLOCK, .access = (uint8_t)(tag >> 40),
+			.major = seg & 2 ? DEVCG_ANY : (uint32_t)(tag >> DEVCG_MINOR_BITS) & 0xfff,
+			.minor = seg & 1 ? DEVCG_ANY : (uint32_t)tag & 0xfffff,
+		};
+	}
+	for (i = 0; i < v->head.others && k < n; i++)
+		ex[k++] = (struct devcg_exception){ .type = (uint8_t)far[i].type, .access = (uint8_t)far[i].access,
+						    .major = far[i].major, .minor = far[i].minor };
+	if (k != n || i != v->head.others) {
+		free(ex);
+		devcg_policy_free(policy);
+		return devcg_err(err, -EBADMSG, "the filter holds another number of exceptions than it says (%zu)",
+				 n);
+	}
 	ret = devcg_policy_set(policy, v->head.default_allow, ex, n, err);
 	free(ex);
 	if (ret)
