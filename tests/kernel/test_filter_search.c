@@ -1,6 +1,6 @@
 /*
- * The filter's search: a policy of thousands of exceptions is one sorted
- * array per key shape, searched by halving in the kernel. Real device
+ * The filter's lookups: a policy of thousands of exceptions is one hash
+ * table in one frozen map value, probed in the kernel. Real device
  * opens, mknods and access() calls (tests/probe.h) from a process in the
  * cgroup must get the answer devcg's model (devcg_policy_check()) gives,
  * for exceptions of every shape hidden among thousands of others, and
