@@ -44,7 +44,7 @@
 /* Fibonacci hashing: the top BITS bits of want * this are the first slot */
 #define DEVCG_HASH_MULT 0x9e3779b97f4a7c15ULL
 /* a table is made larger until no key is further than this from its slot */
-#define DEVCG_MAX_PROBES 6
+#define DEVCG_MAX_PROBES 8
 
 /* The start of the policy map's one value. */
 struct devcg_policy_head {

@@ -9,7 +9,9 @@
 //            systemd generate) loaded and swapped with the same
 //            BPF_F_REPLACE, and the cgroup v1 rewrite ('a' + the list);
 //   access   open()+close() of /dev/null per second with no program, with
-//            devcg's filter and with the chain, alternated in rounds;
+//            devcg's filter and with the chain, alternated in rounds (each
+//            the best of five short windows: least disturbed by the rest
+//            of a shared machine);
 //   gap      EPERMs readers see during swaps: v1 deny-all replay,
 //            devcg replace --v1, devcg on v2;
 //   trace    the open loop with and without `devcg trace`; its event rate.
@@ -725,7 +727,7 @@ static void row_access(int n, json_t *row)
 {
 	/* default allow, N deny exceptions, none of which matches /dev/null */
 	struct devcg_policy *p = random_policy(n, true, (uint64_t)n + 3, NULL);
-	int rounds = quick ? 3 : 7, i, ms = quick ? 100 : 250, fd;
+	int rounds = quick ? 3 : 9, i, ms = quick ? 30 : 50, fd;
 	double rd[16], rc[16], none_ops[16], dummy;
 	char none[4096], dev[4096], ch[4096];
 	struct stats sd, sc;
@@ -742,9 +744,9 @@ static void row_access(int n, json_t *row)
 	}
 	/* alternate, so that drift of the machine cancels in each ratio */
 	for (i = 0; i < rounds; i++) {
-		double base = opens_per_second(none, ms), d = opens_per_second(dev, ms);
-		double c = fd >= 0 ? opens_per_second(ch, ms) : 0;
-		double base2 = opens_per_second(none, ms);
+		double base = best_opens_per_second(none, 5, ms), d = best_opens_per_second(dev, 5, ms);
+		double c = fd >= 0 ? best_opens_per_second(ch, 5, ms) : 0;
+		double base2 = best_opens_per_second(none, 5, ms);
 
 		none_ops[i] = (base + base2) / 2;
 		rd[i] = none_ops[i] / d;
@@ -1066,7 +1068,7 @@ static void row_scale(int n, json_t *row)
 {
 	struct devcg_policy *a = random_policy(100, true, 101, NULL), *b = random_policy(100, true, 102, NULL);
 	char (*cgs)[4096] = calloc((size_t)n, sizeof(*cgs)), none[4096];
-	int i, rounds = quick ? 3 : 7, ms = quick ? 100 : 250;
+	int i, rounds = quick ? 3 : 9, ms = quick ? 30 : 50;
 	double install, replace, ratio[16];
 	long long memlock = 0;
 	uint64_t t0;
@@ -1092,9 +1094,9 @@ static void row_scale(int n, json_t *row)
 	for (i = 0; i < n; i++)
 		memlock += cgroup_memlock(cgs[i]);
 	for (i = 0; i < rounds; i++) {
-		double base = opens_per_second(none, ms), d = opens_per_second(cgs[0], ms);
+		double base = best_opens_per_second(none, 5, ms), d = best_opens_per_second(cgs[0], 5, ms);
 
-		ratio[i] = (base + opens_per_second(none, ms)) / 2 / d;
+		ratio[i] = (base + best_opens_per_second(none, 5, ms)) / 2 / d;
 	}
 	close(sleeper_pipe[1]);
 	close(sleeper_pipe[0]);

@@ -210,9 +210,10 @@ static int build_value(const struct devcg_policy *policy, bool audit, struct dev
 	devcg_policy_collect(policy, ex);
 	for (i = 0; i < n; i++)
 		others += !matchable(&ex[i], &seg);
-	/* at most half full; larger while some key lies too far from its slot
-	 * (each probe is verified, and looked at by every access) */
-	while ((1ULL << bits) < 2 * (n - others))
+	/* at most half full, and an eighth for small policies (up to 4,096
+	 * slots, 32 KiB): fewer probes to verify and to run; larger while some
+	 * key lies too far from its slot */
+	while ((1ULL << bits) < 2 * (n - others) || ((1ULL << bits) < 8 * (n - others) && bits < 12))
 		bits++;
 	for (;; bits++) {
 		table = (size_t)1 << bits;
