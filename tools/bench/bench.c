@@ -215,6 +215,9 @@ static int chain_load(const struct devcg_policy *p, double *load_ms)
 
 /* ---- the floor of a swap (raw bpf(2), no libbpf) ---------------------------- */
 
+/* What the verifier walked for the floor's program. */
+static unsigned int floor_verified;
+
 static long sys_bpf(int cmd, union bpf_attr *attr)
 {
 	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
@@ -266,6 +269,13 @@ static int floor_swap(int cg_fd, const void *value, size_t size, int *prev)
 	fd = (int)sys_bpf(BPF_PROG_LOAD, &a);
 	if (fd < 0)
 		die("floor: prog load");
+	if (!floor_verified) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+			floor_verified = info.verified_insns;
+	}
 	close(map);
 	memset(&a, 0, sizeof(a));
 	a.target_fd = (__u32)cg_fd;
@@ -280,6 +290,9 @@ static int floor_swap(int cg_fd, const void *value, size_t size, int *prev)
 	*prev = fd;
 	return fd;
 }
+
+/* What the verifier walked for devcg's program on CG (bpf_prog_info). */
+static unsigned int verified_insns;
 
 /* The value of the policy map of devcg's program on CG (what the floor
  * holds too), malloc'd, and its size. */
@@ -299,6 +312,7 @@ static void *devcg_value(const char *cg, size_t *size)
 	info.map_ids = (__u64)(unsigned long)map_ids;
 	if (pfd < 0 || bpf_obj_get_info_by_fd(pfd, &info, &len))
 		die("devcg_value: prog info");
+	verified_insns = info.verified_insns;
 	for (i = 0; i < info.nr_map_ids && !v; i++) {
 		struct bpf_map_info mi = { 0 };
 		__u32 mlen = sizeof(mi);
@@ -624,6 +638,8 @@ static void row_replace(int n, json_t *row)
 	json_object_set_new(row, "replace_vs_floor", stats_json(summarize(ratio, reps), "x"));
 	json_object_set_new(row, "filter_load_ms", stats_json(summarize(load, reps), "ms"));
 	json_object_set_new(row, "policy_value_bytes", json_integer((json_int_t)vsize[0]));
+	json_object_set_new(row, "verified_insns", json_integer(verified_insns));
+	json_object_set_new(row, "floor_verified_insns", json_integer(floor_verified));
 	fprintf(stderr, "  %6d rules: devcg_replace %.3f ms median, p99 %.3f ms; floor %.3f ms; ratio %.2fx; "
 		"of which one filter version %.3f ms\n",
 		n, s.median, s.p99, fl[reps / 2], summarize(ratio, reps).median, load[reps / 2]);
@@ -828,9 +844,11 @@ static json_t *last_summary(const char *log)
  * the kernel's BTF, is not counted as its cost. */
 static pid_t trace_start(const char *log)
 {
-	pid_t tp = fork();
+	pid_t tp;
 	int i;
 
+	unlink(log); /* not the previous run's first line */
+	tp = fork();
 	if (tp == 0) {
 		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644), null = open("/dev/null", O_WRONLY);
 

@@ -50,12 +50,14 @@ if rows:
                  "with devcg in the same run; \"one version\" is the part of devcg's time that is "
                  "one filter version (map, fill, freeze, program load)")
     lines.append("")
-    lines.append("| rules | policy bytes | devcg_replace() | p99 | floor | devcg / floor | one version | "
+    lines.append("| rules | policy bytes | insns verified, devcg (floor) | devcg_replace() | p99 | floor | devcg / floor | one version | "
                  "compare chain, load + swap | cgroup v1 `a` + list |")
-    lines.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    lines.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in rows:
-        lines.append("| %d | %s | %s | %.3f | %s | %s | %s | %s | %s |" % (
-            r["rules"], r.get("policy_value_bytes", "n/a"), ms(r["replace_lib_ms"]), r["replace_lib_ms"]["p99"],
+        lines.append("| %d | %s | %s | %s | %.3f | %s | %s | %s | %s | %s |" % (
+            r["rules"], r.get("policy_value_bytes", "n/a"),
+            "%s (%s)" % (r.get("verified_insns", "n/a"), r.get("floor_verified_insns", "n/a")),
+            ms(r["replace_lib_ms"]), r["replace_lib_ms"]["p99"],
             ms(r.get("replace_floor_ms")), ratio(r.get("replace_vs_floor")), ms(r.get("filter_load_ms")),
             ms(r.get("chain_ms")), ms(r.get("v1_rewrite_ms"))))
     lines.append("")
@@ -157,6 +159,10 @@ if t:
         lines.append("| %s (guest, TCG) | %s | %s | | | |" % (
             guest.get("kernel", "guest"), guest_hooks(guest),
             "%.2fx (%.2f-%.2f, %d rounds)" % (guest["ratio"], guest["p10"], guest["p90"], guest.get("rounds", 0))))
+        if guest.get("tracepoint_ratio"):
+            lines.append("| %s (guest, TCG) | `--hooks kprobe`: kprobes, and syscall tracepoints for bpf(2) and "
+                         "the opens (as every trace did before), same rounds | %.2fx | | | |" % (
+                             guest.get("kernel", "guest"), guest["tracepoint_ratio"]))
     lines.append("")
     lines.append("The trace lost %d events in the open loop. In a flood of refused opens (a deny-all "
                  "filter under the loop) it handled %.0f events/s and lost %d." % (
