@@ -1,49 +1,85 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * The compiled policy as the device filter and user space both see it:
- * the one definition of the filter's config, map key and value, and audit
- * event. Fixed-width fields only, no pointers.
+ * the one definition of the filter's policy value and audit event.
+ * Fixed-width fields only, no pointers.
  */
 #ifndef DEVCG_ABI_H
 #define DEVCG_ABI_H
 
 #include <linux/types.h>
 
-/* "devcgpol" in the config tells our filter from any other device program. */
+/* "devcgpol" in the policy tells our filter from any other device program. */
 #define DEVCG_MAGIC 0x6c6f706763766564ULL
-#define DEVCG_ABI_VERSION 1
+/* 2: the policy is a hash table in the one value of one frozen array map
+ * (1: a hash map and a .rodata config); a filter of another ABI counts as
+ * foreign */
+#define DEVCG_ABI_VERSION 2
 #define DEVCG_PROG_NAME "devcg_filter"
 #define DEVCG_PROG_NAME_AUDIT "devcg_audit"
+#define DEVCG_POLICY_MAP "devcg_policy"
 
 /*
- * Which key shapes the exception map holds, one bit per (type, shape), so
- * the filter looks up only shapes that exist: bit = type_slot * 4 + shape,
- * type_slot 0 for block and 1 for char; shape bit 1 means major is '*',
- * shape bit 0 means minor is '*'.
+ * Each exception belongs to a segment, one per (type, shape), so that a
+ * request is looked up only in the shapes that exist: segment = type_slot
+ * * 4 + shape, type_slot 0 for block and 1 for char; shape bit 1 means
+ * major is '*', shape bit 0 means minor is '*'.
  */
-#define DEVCG_SHAPE_BIT(type, major_any, minor_any) \
-	(1u << (((type) == 2 ? 4 : 0) + ((major_any) ? 2 : 0) + ((minor_any) ? 1 : 0)))
+#define DEVCG_SEGMENT(type, major_any, minor_any) \
+	(((type) == 2 ? 4 : 0) + ((major_any) ? 2 : 0) + ((minor_any) ? 1 : 0))
+/* A request's major and minor fit in 12 and 20 bits (the kernel's dev_t);
+ * an exception with a larger one (not '*') can match no request. */
+#define DEVCG_MAJOR_BITS 12
+#define DEVCG_MINOR_BITS 20
 
-/* Read-only config of one filter version (the program's .rodata). */
-struct devcg_config {
+/*
+ * A slot of the table: 0 when empty, else the exception's access, its
+ * segment + 1 and its key (the parts that are not '*', major above minor).
+ * A lookup compares the low 40 bits.
+ */
+#define DEVCG_TAG(access, segment, major, minor)                                   \
+	((__u64)(access) << 40 | (__u64)((segment) + 1) << 32 |                     \
+	 (__u64)(major) << DEVCG_MINOR_BITS | (__u64)(minor))
+#define DEVCG_TAG_KEY 0xffffffffffULL
+/* Fibonacci hashing: the top BITS bits of want * this are the first slot */
+#define DEVCG_HASH_MULT 0x9e3779b97f4a7c15ULL
+/* a table is made larger until no key is further than this from its slot */
+#define DEVCG_MAX_PROBES 8
+
+/* The start of the policy map's one value. */
+struct devcg_policy_head {
 	__u64 magic;
 	__u32 abi;
 	__u32 default_allow; /* 1: allow unless an exception overlaps */
-	__u32 shapes;        /* DEVCG_SHAPE_BIT()s present in the map */
-	__u32 count;         /* exceptions in the map */
-	__u32 audit;         /* report denials to the audit ring buffer */
-	__u32 pad;
+	__u32 count;         /* exceptions: used slots and the others */
+	__u32 audit;         /* the filter reports denials to the audit ring */
+	__u32 present;       /* 1 << segment for each segment with exceptions */
+	__u32 bits;          /* the table has 1 << bits slots */
+	__u32 probes;        /* a lookup looks at most at this many slots */
+	__u32 others;        /* exceptions that can match no request */
 };
 
-/* One exception: the key is unique, as in the kernel's list. */
-struct devcg_key {
+/* One exception that no request can match ('*' is 0xffffffff), after the
+ * table, kept so that the policy reads back whole. */
+struct devcg_entry {
 	__u32 type; /* 1 block, 2 char: BPF_DEVCG_DEV_* */
-	__u32 major; /* 0xffffffff for '*' */
+	__u32 major;
 	__u32 minor;
+	__u32 access; /* BPF_DEVCG_ACC_* bits */
 };
 
-struct devcg_value {
-	__u32 access; /* BPF_DEVCG_ACC_* bits */
+/* The whole value: the head, 1 << bits slots (linear probing), then the
+ * others as struct devcg_entry. */
+struct devcg_policy_value {
+	struct devcg_policy_head head;
+	__u64 slot[];
+};
+
+/* The exception that decided a denial, in an audit event. */
+struct devcg_key {
+	__u32 type;
+	__u32 major;
+	__u32 minor;
 };
 
 /* A denial, as the filter reports it with --audit. */

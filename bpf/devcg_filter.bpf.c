@@ -2,9 +2,18 @@
 /*
  * The device filter: a BPF_CGROUP_DEVICE program deciding each request as
  * devcgroup_legacy_check_permission() in security/device_cgroup.c does.
- * One program version per policy; its exceptions live in a hash map that
- * belongs to it alone, filled and frozen before attach, so the cost per
- * access is at most four lookups whatever the number of rules.
+ * One program version per policy; its exceptions are a hash table in the
+ * one value of a map that belongs to it alone, filled and frozen before
+ * the program is loaded.
+ *
+ * The map is read-only for the program and frozen, so the verifier reads
+ * the head (default, segments present, table size, longest probe) as
+ * constants (bpf_map_direct_read() in kernel/bpf/verifier.c): it walks
+ * only the segments that exist, each lookup for at most that many slots,
+ * and proves every index within the value.
+ *
+ * User space loads these instructions itself (user/lib/filter.c): the
+ * only relocations are the three maps below.
  */
 #include <linux/bpf.h>
 #include <stdbool.h>
@@ -12,15 +21,18 @@
 
 #include "devcg_abi.h"
 
-const volatile struct devcg_config cfg = { .magic = DEVCG_MAGIC, .abi = DEVCG_ABI_VERSION };
+/* hides a value from the compiler, so that it is not turned back into a
+ * branch on what it was computed from */
+#define opaque(x) asm volatile("" : "+r"(x))
 
+/* value_size is set per version: the head and the entries */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1); /* sized to the policy before load */
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
 	__uint(map_flags, BPF_F_RDONLY_PROG);
-	__type(key, struct devcg_key);
-	__type(value, struct devcg_value);
-} exceptions SEC(".maps");
+	__type(key, __u32);
+	__type(value, struct devcg_policy_head);
+} devcg_policy SEC(".maps");
 
 /* Created only for the audit variant, which alone refers to them: the
  * denials, and how many of them did not fit in the ring. */
@@ -36,8 +48,9 @@ struct {
 	__type(value, __u64);
 } audit_lost SEC(".maps");
 
-static __always_inline void audit(struct bpf_cgroup_dev_ctx *ctx, __u32 type, __u32 access,
-				  const struct devcg_key *key, const struct devcg_value *val)
+/* SEG and TAG: the exception that decided, if any (TAG 0: the default). */
+static __always_inline void audit(struct bpf_cgroup_dev_ctx *ctx, __u32 type, __u32 access, __u32 seg,
+				  __u64 tag)
 {
 	struct devcg_audit_event *e;
 	__u64 id;
@@ -60,10 +73,12 @@ static __always_inline void audit(struct bpf_cgroup_dev_ctx *ctx, __u32 type, __
 	e->major = ctx->major;
 	e->minor = ctx->minor;
 	e->access = access;
-	e->decided = key != 0;
-	if (key) {
-		e->decider = *key;
-		e->decider_access = val->access;
+	e->decided = tag != 0;
+	if (tag) {
+		e->decider.type = seg >= 4 ? BPF_DEVCG_DEV_CHAR : BPF_DEVCG_DEV_BLOCK;
+		e->decider.major = seg & 2 ? 0xffffffff : (__u32)(tag >> DEVCG_MINOR_BITS) & 0xfff;
+		e->decider.minor = seg & 1 ? 0xffffffff : (__u32)tag & 0xfffff;
+		e->decider_access = (__u32)(tag >> 40);
 	} else {
 		__builtin_memset(&e->decider, 0, sizeof(e->decider));
 		e->decider_access = 0;
@@ -72,45 +87,77 @@ static __always_inline void audit(struct bpf_cgroup_dev_ctx *ctx, __u32 type, __
 	bpf_ringbuf_submit(e, 0);
 }
 
-/* Look up one key shape; on default allow an overlapping access bit denies,
- * on default deny one exception must hold every requested bit. Returns 1
- * when this exception decides the request. */
-static __always_inline int decide(struct bpf_cgroup_dev_ctx *ctx, __u32 type, __u32 access,
-				  __u32 major_any, __u32 minor_any, const bool with_audit)
+/* The slot holding WANT (segment + 1 and key), or 0. */
+static __always_inline __u64 lookup(const struct devcg_policy_value *p, __u64 want)
 {
-	struct devcg_key key = {
-		.type = type,
-		.major = major_any ? 0xffffffff : ctx->major,
-		.minor = minor_any ? 0xffffffff : ctx->minor,
-	};
-	struct devcg_value *val;
+	__u64 mask = (1ULL << p->head.bits) - 1, at = (want * DEVCG_HASH_MULT) >> (64 - p->head.bits);
+	__u32 i;
 
-	if (!(cfg.shapes & DEVCG_SHAPE_BIT(type, major_any, minor_any)))
-		return 0;
-	val = bpf_map_lookup_elem(&exceptions, &key);
-	if (!val)
-		return 0;
-	if (cfg.default_allow) {
-		if (!(val->access & access))
+	for (i = 0; i < p->head.probes; i++) {
+		__u64 tag = p->slot[(at + i) & mask];
+
+		if ((tag & DEVCG_TAG_KEY) == want)
+			return tag;
+		if (!tag)
 			return 0;
-		if (with_audit)
-			audit(ctx, type, access, &key, val);
-		return 1;
 	}
-	return (access & ~val->access) == 0;
+	return 0;
 }
 
 static __always_inline int filter(struct bpf_cgroup_dev_ctx *ctx, const bool with_audit)
 {
 	__u32 type = ctx->access_type & 0xffff;
 	__u32 access = ctx->access_type >> 16;
+	__u32 major = ctx->major, minor = ctx->minor;
+	const struct devcg_policy_value *p;
+	__u32 zero = 0, first, shape, seg;
+	__u64 tag;
 
-	if (decide(ctx, type, access, 0, 0, with_audit) || decide(ctx, type, access, 0, 1, with_audit) ||
-	    decide(ctx, type, access, 1, 0, with_audit) || decide(ctx, type, access, 1, 1, with_audit))
-		return !cfg.default_allow;
-	if (!cfg.default_allow && with_audit)
+	p = bpf_map_lookup_elem(&devcg_policy, &zero);
+	if (!p)
+		return 0;
+	if (type != BPF_DEVCG_DEV_CHAR && type != BPF_DEVCG_DEV_BLOCK)
+		goto by_default;
+	/* the type's first segment (block 0, char 4) without a branch, so that
+	 * the verifier walks the shapes once for both types */
+	first = (type & BPF_DEVCG_DEV_CHAR) << 1;
+	opaque(first);
+	/*
+	 * One key shape after another (exact, minor '*', major '*', both):
+	 * on default allow an overlapping access bit denies, on default deny
+	 * one exception must hold every requested bit. A loop, not four
+	 * copies: the verifier walks it once per shape all the same, and a
+	 * short program loads faster. A shape that neither type has is
+	 * skipped by the verifier itself (the head is a constant to it).
+	 */
+#pragma clang loop unroll(disable)
+	for (shape = 0; shape < 4; shape++) {
+		if (!(p->head.present & (1u << shape | 1u << (4 + shape))))
+			continue;
+		seg = first + shape;
+		if (!(p->head.present & (1u << seg)))
+			continue;
+		/* a number beyond dev_t's can only meet a '*' */
+		if ((!(shape & 2) && major >> DEVCG_MAJOR_BITS) || (!(shape & 1) && minor >> DEVCG_MINOR_BITS))
+			continue;
+		tag = lookup(p, (__u64)(seg + 1) << 32 | (__u64)(shape & 2 ? 0 : major) << DEVCG_MINOR_BITS |
+					(shape & 1 ? 0 : minor));
+		if (!tag)
+			continue;
+		if (p->head.default_allow) {
+			if (!((tag >> 40) & access))
+				continue;
+			if (with_audit)
+				audit(ctx, type, access, seg, tag);
+			return 0;
+		}
+		if ((access & ~(__u32)(tag >> 40)) == 0)
+			return 1;
+	}
+by_default:
+	if (!p->head.default_allow && with_audit)
 		audit(ctx, type, access, 0, 0);
-	return cfg.default_allow;
+	return p->head.default_allow;
 }
 
 /* Two variants, so that a filter without --audit carries no ring buffer;

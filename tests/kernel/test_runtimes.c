@@ -2350,3 +2350,112 @@ TEST(crun_v2_oci_hook_control_a_policy_without_dev_null_or_a_failing_hook_stops_
 {
 	hook_controls("crun");
 }
+
+/* ---- 5. for make bench: the runtimes' updates beside devcg's --------------- */
+
+/* Why RT cannot run in MODE here, or NULL (need(), without skipping). */
+static const char *peer_unavailable(const char *rt, enum mode mode)
+{
+	if (!in_path(rt))
+		return "not installed";
+	if (elf_is_static(BUSYBOX) != 1)
+		return "no busybox-static for the rootfs";
+	if (mode == V2 && !scratch_cgroup2_root())
+		return "no cgroup2 mount";
+	if (mode == V1 && !scratch_devices_root())
+		return "no cgroup v1 devices controller";
+	if (!strcmp(rt, "crun") && mode == V2 && !memlock_raisable() && !memlock_shim_available())
+		return "crun cannot raise RLIMIT_MEMLOCK here";
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * K updates of the container's own device list, by the runtime (`RT update
+ * -r`) or by devcg (`devcg replace`, with --v1 on v1, from the same
+ * config.json), while devcg-reader in the container opens /dev/urandom and
+ * /dev/null in a loop (the readers of make bench's gap rows): the EPERMs
+ * it saw, its opens, and the time per update (the whole command).
+ */
+static json_t *peer_run(struct ctr *c, bool devcg, int k)
+{
+	unsigned long long eperm[2] = { 0 }, opens[2] = { 0 };
+	char update[PATH_MAX], config[PATH_MAX], out[4096];
+	double *ms = calloc((size_t)k, sizeof(double)), median;
+	struct creader r;
+	int i, rc;
+
+	CHECK(ms);
+	write_update(c, update, sizeof(update), false);
+	config_of(c, config, sizeof(config));
+	creader_start(c, &r);
+	for (i = 0; i < k; i++) {
+		struct timespec a, b;
+
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		if (devcg)
+			rc = c->mode == V1 ? DEVCG(NULL, "replace", "--v1", c->cg, "-f", config)
+					   : DEVCG(NULL, "replace", c->cg, "-f", config);
+		else
+			rc = RT(c, out, "update", "-r", update, c->id);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		CHECK_MSG(rc == 0, "%s update %d: exit %d: %s", devcg ? "devcg" : c->rt, i, rc, devcg ? "" : out);
+		ms[i] = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+	}
+	creader_stop(&r, eperm, opens);
+	qsort(ms, (size_t)k, sizeof(*ms), cmp_double);
+	median = ms[k / 2];
+	free(ms);
+	return json_pack("{s:s, s:s, s:s, s:i, s:I, s:I, s:f}", "who", devcg ? "devcg" : c->rt, "runtime", c->rt,
+			 "cgroup", c->mode == V1 ? "v1" : "v2", "updates", k, "eperm",
+			 (json_int_t)(eperm[0] + eperm[1]), "opens", (json_int_t)(opens[0] + opens[1]),
+			 "ms_per_update", median);
+}
+
+/*
+ * Not a test of its own: make bench runs it (DEVCG_BENCH_PEERS names the
+ * JSON file it writes; DEVCG_BENCH_QUICK for fewer updates). Each runtime
+ * of Debian that runs here, on v1 and on v2: its update, then devcg's in
+ * the same container. The CHECKs are those of section 2: devcg's updates
+ * leave the reader alone.
+ */
+TEST(make_bench_runtime_updates_beside_devcg_in_one_container)
+{
+	static const struct {
+		const char *rt;
+		enum mode mode;
+	} peers[] = { { "crun", V1 }, { "crun", V2 }, { "runc", V1 }, { "runc", V2 } };
+	const char *path = getenv("DEVCG_BENCH_PEERS");
+	int k = getenv("DEVCG_BENCH_QUICK") ? 10 : 40;
+	json_t *rows = json_array();
+
+	if (!path)
+		SKIP("for make bench (DEVCG_BENCH_PEERS names its output)");
+	if (geteuid() != 0)
+		SKIP("needs root");
+	for (size_t i = 0; i < sizeof(peers) / sizeof(peers[0]); i++) {
+		const char *why = peer_unavailable(peers[i].rt, peers[i].mode);
+		struct ctr c;
+		json_t *devcg;
+
+		if (why) {
+			json_array_append_new(rows, json_pack("{s:s, s:s, s:s}", "runtime", peers[i].rt, "cgroup",
+							      peers[i].mode == V1 ? "v1" : "v2", "skipped", why));
+			continue;
+		}
+		ctr_start(&c, peers[i].rt, peers[i].mode);
+		json_array_append_new(rows, peer_run(&c, false, k));
+		devcg = peer_run(&c, true, k);
+		CHECK_INT(json_integer_value(json_object_get(devcg, "eperm")), 0);
+		json_array_append_new(rows, devcg);
+		ctr_destroy(&c);
+	}
+	CHECK(!json_dump_file(rows, path, JSON_INDENT(2)));
+	json_decref(rows);
+}

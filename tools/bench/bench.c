@@ -10,12 +10,15 @@
 //            systemd generate) loaded and swapped with the same
 //            BPF_F_REPLACE, and the cgroup v1 rewrite ('a' + the list);
 //   access   open()+close() of /dev/null per second with no program, with
-//            devcg's filter and with the chain, alternated in rounds;
+//            devcg's filter and with the chain, alternated in rounds (each
+//            the best of five short windows: least disturbed by the rest
+//            of a shared machine);
 //   gap      EPERMs readers see during swaps: v1 deny-all replay,
 //            devcg replace --v1, devcg on v2;
 //   trace    the open loop with and without `devcg trace`; its event rate.
 #include "devcg.h"
 #include "harness.h"
+#include "internal.h" /* devcg_filter_load(): one version alone, for the breakdown */
 #include "reader.h"
 #include "scratch.h"
 
@@ -27,12 +30,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <jansson.h>
+#include <linux/perf_event.h>
+#include <sched.h>
 
 void (*test_cleanup_hook)(void);
 
@@ -40,7 +48,9 @@ static const int sizes[] = { 10, 100, 1000, 10000 };
 #define NSIZES 4
 
 static bool quick;
+static const char *only; /* --rows: a comma-separated list of rows to run */
 static const char *devcg_bin = "build/devcg";
+static const char *kernel_tests = "build/tests/kernel";
 static const char *outdir = "build/bench";
 static json_t *results;
 
@@ -204,6 +214,235 @@ static int chain_load(const struct devcg_policy *p, double *load_ms)
 	return fd < 0 ? -errno : fd;
 }
 
+/* ---- the floor of a swap (raw bpf(2), no libbpf) ---------------------------- */
+
+/* What the verifier walked for the floor's program. */
+static unsigned int floor_verified;
+
+static long sys_bpf(int cmd, union bpf_attr *attr)
+{
+	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
+}
+
+/*
+ * The least any swap of a policy held in a map can cost: one array map
+ * with one value of SIZE bytes (VALUE), filled and frozen, a minimal
+ * BPF_CGROUP_DEVICE program that refers to it (allow everything), loaded
+ * and attached with BPF_F_REPLACE in place of *PREV (or attached first).
+ * Returns the new program's fd; *PREV is closed.
+ */
+static int floor_swap(int cg_fd, const void *value, size_t size, int *prev)
+{
+	union bpf_attr a;
+	struct bpf_insn prog[4];
+	int map, fd;
+	__u32 zero = 0;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_ARRAY;
+	a.key_size = 4;
+	a.value_size = (__u32)size;
+	a.max_entries = 1;
+	a.map_flags = BPF_F_RDONLY_PROG;
+	map = (int)sys_bpf(BPF_MAP_CREATE, &a);
+	if (map < 0)
+		die("floor: map create");
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (__u32)map;
+	a.key = (__u64)(unsigned long)&zero;
+	a.value = (__u64)(unsigned long)value;
+	if (sys_bpf(BPF_MAP_UPDATE_ELEM, &a))
+		die("floor: map update");
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (__u32)map;
+	if (sys_bpf(BPF_MAP_FREEZE, &a))
+		die("floor: map freeze");
+	/* r1 = &value (binds the map to the program); r0 = 1; exit */
+	prog[0] = INSN(BPF_LD | BPF_IMM | BPF_DW, BPF_REG_1, BPF_PSEUDO_MAP_VALUE, 0, map);
+	prog[1] = INSN(0, 0, 0, 0, 0);
+	prog[2] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 1);
+	prog[3] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_CGROUP_DEVICE;
+	a.insns = (__u64)(unsigned long)prog;
+	a.insn_cnt = 4;
+	a.license = (__u64)(unsigned long)"GPL";
+	fd = (int)sys_bpf(BPF_PROG_LOAD, &a);
+	if (fd < 0)
+		die("floor: prog load");
+	if (!floor_verified) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+			floor_verified = info.verified_insns;
+	}
+	close(map);
+	memset(&a, 0, sizeof(a));
+	a.target_fd = (__u32)cg_fd;
+	a.attach_bpf_fd = (__u32)fd;
+	a.attach_type = BPF_CGROUP_DEVICE;
+	a.attach_flags = BPF_F_ALLOW_MULTI | (*prev >= 0 ? BPF_F_REPLACE : 0);
+	a.replace_bpf_fd = *prev >= 0 ? (__u32)*prev : 0;
+	if (sys_bpf(BPF_PROG_ATTACH, &a))
+		die("floor: attach");
+	if (*prev >= 0)
+		close(*prev);
+	*prev = fd;
+	return fd;
+}
+
+/* What the verifier walked for devcg's program on CG (bpf_prog_info). */
+static unsigned int verified_insns;
+
+/* The value of the policy map of devcg's program on CG (what the floor
+ * holds too), malloc'd, and its size. */
+static void *devcg_value(const char *cg, size_t *size)
+{
+	__u32 ids[4], cnt = 4, map_ids[8], i;
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info);
+	int cfd = open(cg, O_RDONLY | O_DIRECTORY), pfd;
+	void *v = NULL;
+
+	if (cfd < 0 || bpf_prog_query(cfd, BPF_CGROUP_DEVICE, 0, NULL, ids, &cnt) || cnt != 1)
+		die("devcg_value: query");
+	close(cfd);
+	pfd = bpf_prog_get_fd_by_id(ids[0]);
+	info.nr_map_ids = 8;
+	info.map_ids = (__u64)(unsigned long)map_ids;
+	if (pfd < 0 || bpf_obj_get_info_by_fd(pfd, &info, &len))
+		die("devcg_value: prog info");
+	verified_insns = info.verified_insns;
+	for (i = 0; i < info.nr_map_ids && !v; i++) {
+		struct bpf_map_info mi = { 0 };
+		__u32 mlen = sizeof(mi);
+		int mfd = bpf_map_get_fd_by_id(map_ids[i]);
+
+		if (mfd >= 0 && !bpf_obj_get_info_by_fd(mfd, &mi, &mlen) && !strcmp(mi.name, "devcg_policy")) {
+			v = malloc(mi.value_size);
+			*size = mi.value_size;
+			if (!v || bpf_map_lookup_elem(mfd, &(__u32){ 0 }, v))
+				die("devcg_value: lookup");
+		}
+		if (mfd >= 0)
+			close(mfd);
+	}
+	close(pfd);
+	if (!v)
+		die("devcg_value: no policy map");
+	return v;
+}
+
+/* ---- the floor of a trace: empty programs on the same hooks ----------------- */
+
+/* The syscall tracepoints devcg trace uses where neither fentry nor kprobes
+ * load (bpf/devcg_trace_tp.bpf.c). */
+static const char *const trace_tps[] = { "sys_enter_write", "sys_exit_write", "sys_enter_bpf",
+					 "sys_exit_bpf",    "sys_exit_openat", "sys_exit_openat2",
+					 "sys_exit_open" };
+#define NTRACE_TPS 7
+
+static int empty_prog(enum bpf_prog_type type)
+{
+	struct bpf_insn prog[2] = { INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0),
+				    INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0) };
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = type;
+	a.insns = (__u64)(unsigned long)prog;
+	a.insn_cnt = 2;
+	a.license = (__u64)(unsigned long)"GPL";
+	return (int)sys_bpf(BPF_PROG_LOAD, &a);
+}
+
+/* In a child of its own mount namespace (tracefs is mounted there when the
+ * host has it nowhere, as devcg trace does): attach an empty program to each
+ * of the seven tracepoints (RAW false), or to the raw sys_enter and sys_exit
+ * tracepoints (RAW true); write one byte to READY, hold until DONE closes. */
+static int hold_empty_programs(bool raw, int ready, int done)
+{
+	char dir[] = "/tmp/devcg-bench-tracefs-XXXXXX", path[512], c;
+	int i, fd, prog;
+
+	if (raw) {
+		prog = empty_prog(BPF_PROG_TYPE_RAW_TRACEPOINT);
+		for (i = 0; i < 2 && prog >= 0; i++) {
+			union bpf_attr a;
+
+			memset(&a, 0, sizeof(a));
+			a.raw_tracepoint.name = (__u64)(unsigned long)(i ? "sys_exit" : "sys_enter");
+			a.raw_tracepoint.prog_fd = (__u32)prog;
+			if (sys_bpf(BPF_RAW_TRACEPOINT_OPEN, &a) < 0)
+				return 1;
+		}
+	} else {
+		if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) || !mkdtemp(dir) ||
+		    mount("tracefs", dir, "tracefs", 0, NULL))
+			return 1;
+		prog = empty_prog(BPF_PROG_TYPE_TRACEPOINT);
+		for (i = 0; i < NTRACE_TPS && prog >= 0; i++) {
+			struct perf_event_attr pa = { .type = PERF_TYPE_TRACEPOINT, .size = sizeof(pa),
+						      .sample_period = 1, .wakeup_events = 1 };
+			FILE *f;
+
+			snprintf(path, sizeof(path), "%s/events/syscalls/%s/id", dir, trace_tps[i]);
+			f = fopen(path, "r");
+			if (!f || fscanf(f, "%llu", (unsigned long long *)&pa.config) != 1)
+				return 1;
+			fclose(f);
+			fd = (int)syscall(__NR_perf_event_open, &pa, -1, 0, -1, 0);
+			if (fd < 0 || ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog) || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0))
+				return 1;
+		}
+		umount2(dir, MNT_DETACH);
+		rmdir(dir);
+	}
+	if (prog < 0 || write(ready, "r", 1) != 1)
+		return 1;
+	while (read(done, &c, 1) > 0)
+		;
+	return 0;
+}
+
+struct holder {
+	pid_t pid;
+	int done;
+};
+
+static bool holder_start(struct holder *h, bool raw)
+{
+	int r[2], d[2];
+	char c;
+
+	if (pipe(r) || pipe(d))
+		die("pipe");
+	h->pid = fork();
+	if (h->pid == 0) {
+		close(r[0]);
+		close(d[1]);
+		_exit(hold_empty_programs(raw, r[1], d[0]));
+	}
+	close(r[1]);
+	close(d[0]);
+	h->done = d[1];
+	if (read(r[0], &c, 1) != 1) {
+		close(r[0]);
+		close(h->done);
+		waitpid(h->pid, NULL, 0);
+		return false;
+	}
+	close(r[0]);
+	return true;
+}
+
+static void holder_stop(struct holder *h)
+{
+	close(h->done);
+	waitpid(h->pid, NULL, 0);
+}
+
 /* ---- cgroups and loops ---------------------------------------------------- */
 
 static void make_cg(char *cg, size_t len)
@@ -263,6 +502,20 @@ static double opens_per_second(const char *cg, int ms)
 	close(p[0]);
 	close(p[1]);
 	return (double)n * 1000.0 / ms;
+}
+
+/* The best of K windows of MS: the one least disturbed by the rest of a
+ * shared machine. */
+static double best_opens_per_second(const char *cg, int k, int ms)
+{
+	double best = 0;
+
+	for (int i = 0; i < k; i++) {
+		double v = opens_per_second(cg, ms);
+
+		best = v > best ? v : best;
+	}
+	return best;
 }
 
 /* ---- readers for the gap row (tests/reader.c) ---------------------------- */
@@ -337,39 +590,97 @@ static void row_replace(int n, json_t *row)
 {
 	struct devcg_policy *a = random_policy(n, false, (uint64_t)n, "allow c 1:3 rwm\nallow c 1:9 rwm\n"),
 			    *b = random_policy(n, false, (uint64_t)n + 7, "allow c 1:3 rwm\nallow c 1:9 rwm\n");
-	int reps = quick ? 20 : n >= 10000 ? 60 : 300, cli_reps = quick ? 5 : 20, i;
+	int reps = quick ? 20 : n >= 10000 ? 60 : 300, cli_reps = quick ? 9 : 40, i;
 	double *v = calloc((size_t)reps, sizeof(double));
 	char cg[4096], fa[256], fb[256];
 	struct stats s;
 
+	double *fl = calloc((size_t)reps, sizeof(double)), *ratio = calloc((size_t)reps, sizeof(double)),
+	       *load = calloc((size_t)reps, sizeof(double));
+	void *val[2];
+	size_t vsize[2];
+	char fcg[4096];
+	int fcg_fd, prev = -1;
+
 	make_cg(cg, sizeof(cg));
+	make_cg(fcg, sizeof(fcg));
+	devcg_replace(cg, b, NULL, NULL);
+	val[1] = devcg_value(cg, &vsize[1]);
 	devcg_replace(cg, a, NULL, NULL);
+	val[0] = devcg_value(cg, &vsize[0]);
+	fcg_fd = open(fcg, O_RDONLY | O_DIRECTORY);
+	if (fcg_fd < 0)
+		die(fcg);
+	floor_swap(fcg_fd, val[0], vsize[0], &prev);
+	/* devcg and the floor side by side, in alternation; and the part of
+	 * devcg's time that is one filter version (map, fill, freeze, load) */
 	for (i = 0; i < reps; i++) {
+		struct devcg_filter_version fv;
 		uint64_t t0 = now_ns();
 
 		if (devcg_replace(cg, i % 2 ? a : b, NULL, NULL))
 			die("devcg_replace");
 		v[i] = (double)(now_ns() - t0) / 1e6;
+		t0 = now_ns();
+		floor_swap(fcg_fd, val[i % 2 ? 0 : 1], vsize[i % 2 ? 0 : 1], &prev);
+		fl[i] = (double)(now_ns() - t0) / 1e6;
+		ratio[i] = v[i] / fl[i];
+		t0 = now_ns();
+		if (devcg_filter_load(i % 2 ? a : b, false, -1, NULL, &fv, NULL))
+			die("devcg_filter_load");
+		load[i] = (double)(now_ns() - t0) / 1e6;
+		devcg_filter_close(&fv);
 	}
+	close(prev);
+	close(fcg_fd);
 	s = summarize(v, reps);
 	json_object_set_new(row, "replace_lib_ms", stats_json(s, "ms"));
-	fprintf(stderr, "  %6d rules: devcg_replace %.3f ms median, p99 %.3f ms\n", n, s.median, s.p99);
+	json_object_set_new(row, "replace_floor_ms", stats_json(summarize(fl, reps), "ms"));
+	json_object_set_new(row, "replace_vs_floor", stats_json(summarize(ratio, reps), "x"));
+	json_object_set_new(row, "filter_load_ms", stats_json(summarize(load, reps), "ms"));
+	json_object_set_new(row, "policy_value_bytes", json_integer((json_int_t)vsize[0]));
+	json_object_set_new(row, "verified_insns", json_integer(verified_insns));
+	json_object_set_new(row, "floor_verified_insns", json_integer(floor_verified));
+	fprintf(stderr, "  %6d rules: devcg_replace %.3f ms median, p99 %.3f ms; floor %.3f ms; ratio %.2fx; "
+		"of which one filter version %.3f ms\n",
+		n, s.median, s.p99, fl[reps / 2], summarize(ratio, reps).median, load[reps / 2]);
+	free(val[0]);
+	free(val[1]);
+	free(fl);
+	free(ratio);
+	free(load);
 
 	snprintf(fa, sizeof(fa), "%s/rules-%d-a.txt", outdir, n);
 	snprintf(fb, sizeof(fb), "%s/rules-%d-b.txt", outdir, n);
 	write_rules_file(a, fa);
 	write_rules_file(b, fb);
-	for (i = 0; i < cli_reps; i++) {
-		char *argv[] = { (char *)devcg_bin, "replace", cg, "-f", i % 2 ? fa : fb, NULL };
-		uint64_t t0 = now_ns();
+	{
+		/* the command beside `devcg --version` (process start: its floor) */
+		double *ver = calloc((size_t)cli_reps, sizeof(double)), *cr = calloc((size_t)cli_reps, sizeof(double));
 
-		if (run_cmd(argv))
-			die("devcg replace");
-		v[i] = (double)(now_ns() - t0) / 1e6;
+		for (i = 0; i < cli_reps; i++) {
+			char *argv[] = { (char *)devcg_bin, "replace", cg, "-f", i % 2 ? fa : fb, NULL };
+			char *vargv[] = { (char *)devcg_bin, "--version", NULL };
+			uint64_t t0 = now_ns();
+
+			if (run_cmd(argv))
+				die("devcg replace");
+			v[i] = (double)(now_ns() - t0) / 1e6;
+			t0 = now_ns();
+			if (run_cmd(vargv))
+				die("devcg --version");
+			ver[i] = (double)(now_ns() - t0) / 1e6;
+			cr[i] = v[i] / ver[i];
+		}
+		s = summarize(v, cli_reps);
+		json_object_set_new(row, "replace_cli_ms", stats_json(s, "ms"));
+		json_object_set_new(row, "version_cli_ms", stats_json(summarize(ver, cli_reps), "ms"));
+		json_object_set_new(row, "cli_vs_version", stats_json(summarize(cr, cli_reps), "x"));
+		fprintf(stderr, "  %6d rules: devcg replace (command) %.3f ms median; devcg --version %.3f ms; "
+			"ratio %.2fx\n", n, s.median, ver[cli_reps / 2], summarize(cr, cli_reps).median);
+		free(ver);
+		free(cr);
 	}
-	s = summarize(v, cli_reps);
-	json_object_set_new(row, "replace_cli_ms", stats_json(s, "ms"));
-	fprintf(stderr, "  %6d rules: devcg replace (command) %.3f ms median\n", n, s.median);
 
 	/* the compare chain: load (nearly all verifier) and the same swap */
 	{
@@ -433,7 +744,7 @@ static void row_access(int n, json_t *row)
 {
 	/* default allow, N deny exceptions, none of which matches /dev/null */
 	struct devcg_policy *p = random_policy(n, true, (uint64_t)n + 3, NULL);
-	int rounds = quick ? 3 : 7, i, ms = quick ? 100 : 250, fd;
+	int rounds = quick ? 3 : 9, i, ms = quick ? 30 : 50, fd;
 	double rd[16], rc[16], none_ops[16], dummy;
 	char none[4096], dev[4096], ch[4096];
 	struct stats sd, sc;
@@ -450,9 +761,9 @@ static void row_access(int n, json_t *row)
 	}
 	/* alternate, so that drift of the machine cancels in each ratio */
 	for (i = 0; i < rounds; i++) {
-		double base = opens_per_second(none, ms), d = opens_per_second(dev, ms);
-		double c = fd >= 0 ? opens_per_second(ch, ms) : 0;
-		double base2 = opens_per_second(none, ms);
+		double base = best_opens_per_second(none, 5, ms), d = best_opens_per_second(dev, 5, ms);
+		double c = fd >= 0 ? best_opens_per_second(ch, 5, ms) : 0;
+		double base2 = best_opens_per_second(none, 5, ms);
 
 		none_ops[i] = (base + base2) / 2;
 		rd[i] = none_ops[i] / d;
@@ -529,57 +840,312 @@ static json_t *last_summary(const char *log)
 	return summary;
 }
 
-/* The open loop with and without `devcg trace` (alternated rounds), then a
- * flood of refused opens for the rate at which it handles events. */
+/* Start `devcg -j trace` with its lines in LOG; return once it says which
+ * hooks it attached (its first line), so that its start-up, which parses
+ * the kernel's BTF, is not counted as its cost. */
+static pid_t trace_start(const char *log)
+{
+	pid_t tp;
+	int i;
+
+	unlink(log); /* not the previous run's first line */
+	tp = fork();
+	if (tp == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644), null = open("/dev/null", O_WRONLY);
+
+		dup2(fd, 1);
+		dup2(null, 2);
+		execl(devcg_bin, devcg_bin, "-j", "trace", (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 1000; i++) {
+		char buf[256] = "";
+		FILE *f = fopen(log, "r");
+		bool up = f && fgets(buf, sizeof(buf), f) && strstr(buf, "\"hooks\"");
+
+		if (f)
+			fclose(f);
+		if (up)
+			break;
+		usleep(10 * 1000);
+	}
+	usleep(100 * 1000);
+	return tp;
+}
+
+static void trace_stop(pid_t tp)
+{
+	kill(tp, SIGINT);
+	waitpid(tp, NULL, 0);
+}
+
+/*
+ * The open loop with and without `devcg trace`, and with the floor of the
+ * mechanism: empty programs on the same seven tracepoints (and, to see
+ * whether they would be cheaper, on the raw sys_enter and sys_exit
+ * tracepoints), each against the loop without anything just before and
+ * after it, in alternated rounds, each measure the best of five short
+ * windows; then a flood of refused opens for the rate at which the trace
+ * handles events.
+ */
 static void row_trace(json_t *out)
 {
-	int rounds = quick ? 3 : 7, ms = quick ? 100 : 250, i;
-	double ratio[16];
+	int rounds = quick ? 3 : 11, ms = quick ? 40 : 60, i, nfloor = 0, nraw = 0, ntrace = 0;
+	double ratio[16], floor_ratio[16], raw_ratio[16], pp[16];
 	char cg[4096], log[256];
 	json_t *loop_summary = NULL;
 	pid_t tp;
 
 	make_cg(cg, sizeof(cg));
-	for (i = 0; i <= rounds; i++) {
-		bool flood = i == rounds;
-		double off = flood ? 0 : opens_per_second(cg, ms), on;
+	snprintf(log, sizeof(log), "%s/trace-loop.jsonl", outdir);
+	for (i = 0; i < rounds; i++) {
+		double off1 = best_opens_per_second(cg, 5, ms), off2, off3, on, fl = 0;
+		struct holder h;
 
-		snprintf(log, sizeof(log), "%s/trace-%s.jsonl", outdir, flood ? "flood" : "loop");
-		tp = fork();
-		if (tp == 0) {
-			int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644), null = open("/dev/null", O_WRONLY);
-
-			dup2(fd, 1);
-			dup2(null, 2);
-			execl(devcg_bin, devcg_bin, "-j", "trace", (char *)NULL);
-			_exit(127);
-		}
-		usleep(600 * 1000); /* started and attached */
-		if (flood) {
-			struct devcg_policy *deny = devcg_policy_new();
-			struct devcg_rule r = { .verb = DEVCG_VERB_DENY, .type = DEVCG_ALL, .access = 7,
-						.major = DEVCG_ANY, .minor = DEVCG_ANY };
-
-			devcg_policy_apply(deny, &r, NULL);
-			devcg_replace(cg, deny, NULL, NULL);
-			opens_per_second(cg, 500);
-			devcg_reset(cg, NULL);
-			devcg_policy_free(deny);
+		if (holder_start(&h, false)) {
+			on = best_opens_per_second(cg, 5, ms);
+			holder_stop(&h);
+			off2 = best_opens_per_second(cg, 5, ms);
+			fl = floor_ratio[nfloor++] = (off1 + off2) / 2 / on;
 		} else {
-			on = opens_per_second(cg, ms);
-			ratio[i] = off / on;
+			off2 = off1;
 		}
-		kill(tp, SIGINT);
-		waitpid(tp, NULL, 0);
+		tp = trace_start(log);
+		on = best_opens_per_second(cg, 5, ms);
+		trace_stop(tp);
+		off3 = best_opens_per_second(cg, 5, ms);
+		ratio[ntrace] = (off2 + off3) / 2 / on;
+		pp[ntrace] = fl ? (ratio[ntrace] - fl) * 100 : 0;
+		ntrace++;
+		if (holder_start(&h, true)) {
+			on = best_opens_per_second(cg, 5, ms);
+			holder_stop(&h);
+			raw_ratio[nraw++] = (off3 + best_opens_per_second(cg, 5, ms)) / 2 / on;
+		}
 		if (i == 0)
 			loop_summary = last_summary(log);
 	}
-	json_object_set_new(out, "trace_cost", stats_json(summarize(ratio, rounds), "x"));
+	/* the flood */
+	snprintf(log, sizeof(log), "%s/trace-flood.jsonl", outdir);
+	tp = trace_start(log);
+	{
+		struct devcg_policy *deny = devcg_policy_new();
+		struct devcg_rule r = { .verb = DEVCG_VERB_DENY, .type = DEVCG_ALL, .access = 7,
+					.major = DEVCG_ANY, .minor = DEVCG_ANY };
+
+		devcg_policy_apply(deny, &r, NULL);
+		devcg_replace(cg, deny, NULL, NULL);
+		opens_per_second(cg, 500);
+		devcg_reset(cg, NULL);
+		devcg_policy_free(deny);
+	}
+	trace_stop(tp);
+	json_object_set_new(out, "trace_cost", stats_json(summarize(ratio, ntrace), "x"));
+	if (nfloor) {
+		json_object_set_new(out, "trace_floor_cost", stats_json(summarize(floor_ratio, nfloor), "x"));
+		json_object_set_new(out, "trace_over_floor_pp", stats_json(summarize(pp, ntrace), "pp"));
+	}
+	if (nraw)
+		json_object_set_new(out, "trace_raw_floor_cost", stats_json(summarize(raw_ratio, nraw), "x"));
 	if (loop_summary)
 		json_object_set_new(out, "trace_loop_summary", loop_summary);
-	snprintf(log, sizeof(log), "%s/trace-flood.jsonl", outdir);
 	json_object_set_new(out, "trace_flood_summary", last_summary(log) ?: json_null());
-	fprintf(stderr, "  trace: open loop %.3fx with devcg trace running\n", summarize(ratio, rounds).median);
+	fprintf(stderr, "  trace: open loop %.3fx with devcg trace; floor (7 empty tracepoint programs) %.3fx; "
+		"raw sys_enter/sys_exit floor %.3fx; trace over floor %+.1f pp (median of rounds)\n",
+		summarize(ratio, ntrace).median, nfloor ? summarize(floor_ratio, nfloor).median : 0,
+		nraw ? summarize(raw_ratio, nraw).median : 0, nfloor ? summarize(pp, ntrace).median : 0);
+}
+
+/*
+ * Real peers: Debian's crun and runc updating a container's device list,
+ * on v1 and on v2, beside devcg replacing the same list in the same
+ * container, under the same readers. The containers are made by the
+ * kernel tests' runtime helpers (tests/kernel/test_runtimes.c, section 5),
+ * which write the rows to a file.
+ */
+static void row_peers(json_t *out)
+{
+	char path[512], quick_env[] = "DEVCG_BENCH_QUICK=1";
+	json_t *rows;
+	pid_t pid;
+	int st;
+
+	snprintf(path, sizeof(path), "%s/peers.json", outdir);
+	unlink(path);
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		setenv("DEVCG_BENCH_PEERS", path, 1);
+		setenv("DEVCG", devcg_bin, 1);
+		if (quick)
+			putenv(quick_env);
+		execl(kernel_tests, kernel_tests, "make_bench_runtime_updates_beside_devcg_in_one_container",
+		      (char *)NULL);
+		_exit(127);
+	}
+	waitpid(pid, &st, 0);
+	rows = json_load_file(path, 0, NULL);
+	if (!rows) {
+		fprintf(stderr, "  peers: no results (%s exited %d)\n", kernel_tests,
+			WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+		return;
+	}
+	for (size_t i = 0; i < json_array_size(rows); i++) {
+		json_t *r = json_array_get(rows, i);
+
+		if (json_object_get(r, "skipped"))
+			fprintf(stderr, "  %s on %s: skipped (%s)\n", json_string_value(json_object_get(r, "runtime")),
+				json_string_value(json_object_get(r, "cgroup")),
+				json_string_value(json_object_get(r, "skipped")));
+		else
+			fprintf(stderr, "  %-5s in a %s container on %s: %lld EPERM in %lld updates, %.1f ms per update\n",
+				json_string_value(json_object_get(r, "who")),
+				json_string_value(json_object_get(r, "runtime")),
+				json_string_value(json_object_get(r, "cgroup")),
+				(long long)json_integer_value(json_object_get(r, "eperm")),
+				(long long)json_integer_value(json_object_get(r, "updates")),
+				json_real_value(json_object_get(r, "ms_per_update")));
+	}
+	json_object_set_new(out, "peers", rows);
+}
+
+/* ---- many containers --------------------------------------------------------- */
+
+static int sleeper_pipe[2];
+
+/* A process asleep in its cgroup until the bench closes the pipe. */
+static int sleeper(void *arg)
+{
+	char c;
+
+	(void)arg;
+	close(sleeper_pipe[1]);
+	while (read(sleeper_pipe[0], &c, 1) > 0)
+		;
+	return 0;
+}
+
+/* memlock: of FD (a program or a map), from /proc/self/fdinfo. */
+static long long fd_memlock(int fd)
+{
+	char path[64], line[256];
+	long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %lld", &v) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* The kernel memory of the device programs on CG and their maps. */
+static long long cgroup_memlock(const char *cg)
+{
+	__u32 ids[4], cnt = 4, map_ids[8], i, j;
+	int cfd = open(cg, O_RDONLY | O_DIRECTORY);
+	long long sum = 0;
+
+	if (cfd < 0 || bpf_prog_query(cfd, BPF_CGROUP_DEVICE, 0, NULL, ids, &cnt))
+		die("memlock: query");
+	close(cfd);
+	for (i = 0; i < cnt; i++) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+		int pfd = bpf_prog_get_fd_by_id(ids[i]);
+
+		info.nr_map_ids = 8;
+		info.map_ids = (__u64)(unsigned long)map_ids;
+		if (pfd < 0 || bpf_obj_get_info_by_fd(pfd, &info, &len))
+			die("memlock: prog");
+		sum += fd_memlock(pfd);
+		for (j = 0; j < info.nr_map_ids && j < 8; j++) {
+			int mfd = bpf_map_get_fd_by_id(map_ids[j]);
+
+			if (mfd >= 0) {
+				sum += fd_memlock(mfd);
+				close(mfd);
+			}
+		}
+		close(pfd);
+	}
+	return sum;
+}
+
+/*
+ * N scratch cgroups, each with a process asleep in it and a 100-rule devcg
+ * policy: the time to install all of them, to replace each once again, the
+ * kernel memory they take, and the cost of an open in one of them with the
+ * others loaded, against a cgroup with no program (alternated rounds).
+ */
+static void row_scale(int n, json_t *row)
+{
+	struct devcg_policy *a = random_policy(100, true, 101, NULL), *b = random_policy(100, true, 102, NULL);
+	char (*cgs)[4096] = calloc((size_t)n, sizeof(*cgs)), none[4096];
+	int i, rounds = quick ? 3 : 9, ms = quick ? 30 : 50;
+	double install, replace, ratio[16];
+	long long memlock = 0;
+	uint64_t t0;
+	pid_t *pids = calloc((size_t)n, sizeof(pid_t));
+
+	if (!cgs || !pids || pipe(sleeper_pipe))
+		die("scale");
+	for (i = 0; i < n; i++) {
+		make_cg(cgs[i], sizeof(cgs[i]));
+		pids[i] = scratch_spawn(cgs[i], sleeper, NULL);
+	}
+	make_cg(none, sizeof(none));
+	t0 = now_ns();
+	for (i = 0; i < n; i++)
+		if (devcg_replace(cgs[i], a, NULL, NULL))
+			die("scale: install");
+	install = (double)(now_ns() - t0) / 1e6;
+	t0 = now_ns();
+	for (i = 0; i < n; i++)
+		if (devcg_replace(cgs[i], b, NULL, NULL))
+			die("scale: replace");
+	replace = (double)(now_ns() - t0) / 1e6;
+	for (i = 0; i < n; i++)
+		memlock += cgroup_memlock(cgs[i]);
+	for (i = 0; i < rounds; i++) {
+		double base = best_opens_per_second(none, 5, ms), d = best_opens_per_second(cgs[0], 5, ms);
+
+		ratio[i] = (base + best_opens_per_second(none, 5, ms)) / 2 / d;
+	}
+	close(sleeper_pipe[1]);
+	close(sleeper_pipe[0]);
+	for (i = 0; i < n; i++)
+		scratch_wait(pids[i]);
+	json_object_set_new(row, "install_all_ms", json_real(install));
+	json_object_set_new(row, "replace_all_ms", json_real(replace));
+	json_object_set_new(row, "memlock_bytes", json_integer(memlock));
+	json_object_set_new(row, "cost_one_of_many", stats_json(summarize(ratio, rounds), "x"));
+	fprintf(stderr, "  %5d cgroups: install all %.1f ms (%.3f each), replace all %.1f ms (%.3f each), "
+		"memlock %.2f MiB (%.1f KiB each), an open in one of them %.3fx of no program\n",
+		n, install, install / n, replace, replace / n, (double)memlock / 1048576.0,
+		(double)memlock / 1024.0 / n, summarize(ratio, rounds).median);
+	free(cgs);
+	free(pids);
+	devcg_policy_free(a);
+	devcg_policy_free(b);
+}
+
+static bool want(const char *row)
+{
+	size_t n = strlen(row);
+	const char *p = only;
+
+	if (!only)
+		return true;
+	for (; (p = strstr(p, row)); p += n)
+		if ((p == only || p[-1] == ',') && (!p[n] || p[n] == ','))
+			return true;
+	return false;
 }
 
 static void bench(void)
@@ -591,17 +1157,42 @@ static void bench(void)
 	for (s = 0; s < NSIZES; s++) {
 		json_t *row = json_pack("{s:i}", "rules", sizes[s]);
 
-		fprintf(stderr, "bench: %d rules\n", sizes[s]);
-		row_replace(sizes[s], row);
-		row_access(sizes[s], row);
-		row_gap(sizes[s], row);
+		if (want("replace") || want("access") || want("gap"))
+			fprintf(stderr, "bench: %d rules\n", sizes[s]);
+		if (want("replace"))
+			row_replace(sizes[s], row);
+		if (want("access"))
+			row_access(sizes[s], row);
+		if (want("gap"))
+			row_gap(sizes[s], row);
 		json_array_append_new(rows, row);
 		scratch_cleanup();
 	}
 	json_object_set_new(results, "rows", rows);
-	fprintf(stderr, "bench: trace cost\n");
-	row_trace(results);
-	scratch_cleanup();
+	if (want("scale")) {
+		static const int counts[] = { 10, 100, 1000 };
+		json_t *scale = json_array();
+
+		fprintf(stderr, "bench: many cgroups, a 100-rule policy and a sleeping process in each\n");
+		for (s = 0; s < 3; s++) {
+			json_t *row = json_pack("{s:i}", "cgroups", counts[s]);
+
+			row_scale(counts[s], row);
+			json_array_append_new(scale, row);
+			scratch_cleanup();
+		}
+		json_object_set_new(results, "scale", scale);
+	}
+	if (want("peers")) {
+		fprintf(stderr, "bench: runtimes\n");
+		row_peers(results);
+		scratch_cleanup();
+	}
+	if (want("trace")) {
+		fprintf(stderr, "bench: trace cost\n");
+		row_trace(results);
+		scratch_cleanup();
+	}
 }
 
 int main(int argc, char **argv)
@@ -615,6 +1206,10 @@ int main(int argc, char **argv)
 			quick = true;
 		else if (!strcmp(argv[i], "--out") && i + 1 < argc)
 			outdir = argv[++i];
+		else if (!strcmp(argv[i], "--tests") && i + 1 < argc)
+			kernel_tests = argv[++i];
+		else if (!strcmp(argv[i], "--rows") && i + 1 < argc)
+			only = argv[++i];
 		else if (!strcmp(argv[i], "--devcg") && i + 1 < argc)
 			devcg_bin = argv[++i];
 	}

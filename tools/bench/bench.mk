@@ -10,6 +10,6 @@ $(BUILD)/bench/bench: tools/bench/bench.c tests/scratch.c tests/scratch.h tests/
 .PHONY: bench
 bench: deps
 	$(Q)tools/deps.sh bench
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench/bench
-	$(Q)$(BUILD)/bench/bench --out $(BENCH_OUT) --devcg $(BUILD)/devcg $(BENCH_ARGS)
-	$(Q)tools/bench/report.py $(BENCH_OUT)/results.json $(BENCH_OUT)
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench/bench $(BUILD)/tests/kernel
+	$(Q)$(BUILD)/bench/bench --out $(BENCH_OUT) --devcg $(BUILD)/devcg --tests $(BUILD)/tests/kernel $(BENCH_ARGS)
+	$(Q)tools/bench/report.py $(BENCH_OUT)/results.json $(BENCH_OUT) $(BUILD)/vmtest/bench.json

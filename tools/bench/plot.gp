@@ -19,4 +19,19 @@ set logscale y
 plot dir."/replace.dat" using 1:2 with linespoints title "devcg_replace() in process", \
      dir."/replace.dat" using 1:3 with linespoints title "devcg replace command", \
      dir."/replace.dat" using 1:4 with linespoints title "compare chain load + swap", \
-     dir."/replace.dat" using 1:5 with linespoints title "cgroup v1 'a' + list"
+     dir."/replace.dat" using 1:5 with linespoints title "cgroup v1 'a' + list", \
+     dir."/replace.dat" using 1:6 with linespoints title "floor (minimal program, same bytes)"
+unset logscale y
+set logscale y
+
+set output dir."/scale.png"
+set title "N containers, a 100-rule policy each"
+set xlabel "cgroups"
+set ylabel "ms (log)"
+set y2label "kernel memory, MiB (log)"
+set logscale y2
+set ytics nomirror
+set y2tics
+plot dir."/scale.dat" using 1:2 with linespoints title "install all", \
+     dir."/scale.dat" using 1:3 with linespoints title "replace each once", \
+     dir."/scale.dat" using 1:4 axes x1y2 with linespoints title "kernel memory (memlock)"

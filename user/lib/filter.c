@@ -1,195 +1,423 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * One filter version: the device program with its own exception map,
- * loaded, filled and frozen before anyone attaches it; and the way back,
- * reading a policy from an attached program alone.
+ * One filter version: the device program with its own policy map, filled
+ * and frozen before the program is loaded; and the way back, reading a
+ * policy from an attached program alone.
+ *
+ * The program's instructions are taken once per process from the object
+ * built from bpf/devcg_filter.bpf.c (embedded in the library); a version
+ * is then one map, one update, a freeze and one BPF_PROG_LOAD, with the
+ * map fds patched into the instructions that name the maps. The kernel
+ * side is kernel/bpf/verifier.c: a frozen map that the program may only
+ * read is read by the verifier as constants (bpf_map_direct_read()).
  */
 #include "internal.h"
 #include "devcg_abi.h"
 #include "devcg_filter.skel.h"
 
 #include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
 #define VERIFIER_LOG_BYTES (64 * 1024)
+#define AUDIT_RING_BYTES (256 * 1024)
 
-static void fill_config(const struct devcg_policy *policy, const struct devcg_exception *ex,
-			size_t n, bool audit, struct devcg_config *cfg)
+/* the maps the program names, as ld_imm64 relocations in its object */
+enum { MAP_POLICY, MAP_AUDIT_EVENTS, MAP_AUDIT_LOST, MAP_KINDS };
+static const char *const map_names[MAP_KINDS] = { DEVCG_POLICY_MAP, "audit_events", "audit_lost" };
+
+struct variant {
+	const char *name;
+	struct bpf_insn *insns;
+	size_t cnt;
+	uint32_t *relo_insn; /* instructions that load a map's fd */
+	uint8_t *relo_map;
+	size_t nrelo;
+};
+
+static struct variant variants[2] = { { .name = DEVCG_PROG_NAME }, { .name = DEVCG_PROG_NAME_AUDIT } };
+static pthread_once_t prepared = PTHREAD_ONCE_INIT;
+static char prepare_error[128];
+
+static int map_kind(const char *name)
 {
-	size_t i;
+	int i;
 
-	cfg->magic = DEVCG_MAGIC;
-	cfg->abi = DEVCG_ABI_VERSION;
-	cfg->default_allow = devcg_policy_default_allow(policy);
-	cfg->count = (__u32)n;
-	cfg->audit = audit;
-	cfg->shapes = 0;
-	for (i = 0; i < n; i++)
-		cfg->shapes |= DEVCG_SHAPE_BIT(ex[i].type, ex[i].major == DEVCG_ANY,
-					       ex[i].minor == DEVCG_ANY);
+	for (i = 0; i < MAP_KINDS; i++)
+		if (!strcmp(name, map_names[i]))
+			return i;
+	return -1;
 }
 
-static int fill_map(int map_fd, const struct devcg_exception *ex, __u32 n, struct devcg_error *err)
+/* Both variants' instructions and map relocations, from the ELF object;
+ * anything else (a call to a subprogram, global data) is refused, since
+ * only these relocations are applied. */
+static const char *read_object(Elf *elf)
 {
-	__u32 i, count = n;
-	struct devcg_key *keys;
-	struct devcg_value *vals;
-	int ret = 0;
+	Elf_Scn *scn = NULL, *symscn = NULL, *relscn = NULL;
+	Elf_Data *text = NULL, *syms, *rels;
+	size_t shstrndx, prog_idx = 0, i, v, nsyms;
+	GElf_Shdr sh, symsh;
+	int strndx;
 
-	if (!n)
-		return 0;
-	keys = calloc(n, sizeof(*keys));
-	vals = calloc(n, sizeof(*vals));
-	if (!keys || !vals) {
-		ret = devcg_err(err, -ENOMEM, "out of memory");
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return "no section names";
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+			return "bad section";
+		if (sh.sh_type == SHT_SYMTAB)
+			symscn = scn;
+		else if (sh.sh_type == SHT_PROGBITS && !strcmp(name, "cgroup/dev")) {
+			prog_idx = elf_ndxscn(scn);
+			text = elf_getdata(scn, NULL);
+		}
+	}
+	if (!symscn || !text || !gelf_getshdr(symscn, &symsh) || !(syms = elf_getdata(symscn, NULL)))
+		return "no program section or symbols";
+	strndx = (int)symsh.sh_link;
+	nsyms = symsh.sh_entsize ? symsh.sh_size / symsh.sh_entsize : 0;
+	for (i = 0; i < nsyms; i++) {
+		GElf_Sym sym;
+		const char *name;
+
+		if (!gelf_getsym(syms, (int)i, &sym) || sym.st_shndx != prog_idx ||
+		    GELF_ST_TYPE(sym.st_info) != STT_FUNC || !(name = elf_strptr(elf, (size_t)strndx, sym.st_name)))
+			continue;
+		for (v = 0; v < 2; v++) {
+			if (strcmp(name, variants[v].name))
+				continue;
+			if (sym.st_value + sym.st_size > text->d_size || sym.st_size % sizeof(struct bpf_insn))
+				return "bad program symbol";
+			variants[v].cnt = sym.st_size / sizeof(struct bpf_insn);
+			variants[v].insns = malloc(sym.st_size);
+			if (!variants[v].insns)
+				return "out of memory";
+			memcpy(variants[v].insns, (const char *)text->d_buf + sym.st_value, sym.st_size);
+			/* where it starts, until the relocations are placed */
+			variants[v].nrelo = sym.st_value / sizeof(struct bpf_insn);
+		}
+	}
+	if (!variants[0].insns || !variants[1].insns)
+		return "a program is missing";
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_REL && sh.sh_info == prog_idx)
+			relscn = scn;
+	if (!relscn || !gelf_getshdr(relscn, &sh) || !(rels = elf_getdata(relscn, NULL)) || !sh.sh_entsize)
+		return "no relocations";
+	{
+		size_t nrel = sh.sh_size / sh.sh_entsize, start[2] = { variants[0].nrelo, variants[1].nrelo };
+
+		for (v = 0; v < 2; v++) {
+			variants[v].relo_insn = calloc(nrel ? nrel : 1, sizeof(uint32_t));
+			variants[v].relo_map = calloc(nrel ? nrel : 1, 1);
+			variants[v].nrelo = 0;
+			if (!variants[v].relo_insn || !variants[v].relo_map)
+				return "out of memory";
+		}
+		for (i = 0; i < nrel; i++) {
+			GElf_Rel rel;
+			GElf_Sym sym;
+			const char *name;
+			size_t at;
+			int kind;
+
+			if (!gelf_getrel(rels, (int)i, &rel) ||
+			    !gelf_getsym(syms, (int)GELF_R_SYM(rel.r_info), &sym) ||
+			    !(name = elf_strptr(elf, (size_t)strndx, sym.st_name)) || (kind = map_kind(name)) < 0)
+				return "a relocation other than the filter's maps";
+			at = rel.r_offset / sizeof(struct bpf_insn);
+			for (v = 0; v < 2; v++) {
+				struct variant *w = &variants[v];
+
+				if (at < start[v] || at >= start[v] + w->cnt)
+					continue;
+				if (w->insns[at - start[v]].code != (BPF_LD | BPF_IMM | BPF_DW))
+					return "a map relocation off an ld_imm64";
+				w->relo_insn[w->nrelo] = (uint32_t)(at - start[v]);
+				w->relo_map[w->nrelo++] = (uint8_t)kind;
+			}
+		}
+	}
+	return NULL;
+}
+
+static void prepare(void)
+{
+	size_t sz = 0;
+	const void *bytes = devcg_filter__elf_bytes(&sz);
+	const char *why;
+	Elf *elf;
+
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		snprintf(prepare_error, sizeof(prepare_error), "libelf: %s", elf_errmsg(-1));
+		return;
+	}
+	elf = elf_memory((char *)bytes, sz);
+	if (!elf) {
+		snprintf(prepare_error, sizeof(prepare_error), "libelf: %s", elf_errmsg(-1));
+		return;
+	}
+	why = read_object(elf);
+	if (why)
+		snprintf(prepare_error, sizeof(prepare_error), "%s", why);
+	elf_end(elf);
+}
+
+/* Can a request match EX? Its segment then (see devcg_abi.h). */
+static bool matchable(const struct devcg_exception *ex, unsigned int *seg)
+{
+	bool major_any = ex->major == DEVCG_ANY, minor_any = ex->minor == DEVCG_ANY;
+
+	if ((!major_any && ex->major >> DEVCG_MAJOR_BITS) || (!minor_any && ex->minor >> DEVCG_MINOR_BITS))
+		return false;
+	*seg = DEVCG_SEGMENT(ex->type, major_any, minor_any);
+	return true;
+}
+
+/* Put TAG in the table of 1 << BITS slots by linear probing: how far from
+ * its first slot it went. */
+static unsigned int insert(__u64 *slot, unsigned int bits, __u64 tag)
+{
+	__u64 mask = (1ULL << bits) - 1, at = ((tag & DEVCG_TAG_KEY) * DEVCG_HASH_MULT) >> (64 - bits);
+	unsigned int d;
+
+	for (d = 0; slot[(at + d) & mask]; d++)
+		;
+	slot[(at + d) & mask] = tag;
+	return d;
+}
+
+/* The policy map's value for POLICY: the head, the table, the others.
+ * Free with free(*OUT). */
+static int build_value(const struct devcg_policy *policy, bool audit, struct devcg_policy_value **out,
+		       size_t *size)
+{
+	size_t n = devcg_policy_count(policy), i, others = 0, table;
+	struct devcg_exception *ex = malloc((n ? n : 1) * sizeof(*ex));
+	struct devcg_policy_value *v = NULL;
+	struct devcg_entry *far;
+	unsigned int bits = 1, probes, seg;
+
+	if (!ex)
+		return -ENOMEM;
+	devcg_policy_collect(policy, ex);
+	for (i = 0; i < n; i++)
+		others += !matchable(&ex[i], &seg);
+	/* at most half full, and an eighth for small policies (up to 4,096
+	 * slots, 32 KiB): fewer probes to verify and to run; larger while some
+	 * key lies too far from its slot */
+	while ((1ULL << bits) < 2 * (n - others) || ((1ULL << bits) < 8 * (n - others) && bits < 12))
+		bits++;
+	for (;; bits++) {
+		table = (size_t)1 << bits;
+		*size = sizeof(v->head) + table * sizeof(v->slot[0]) + others * sizeof(*far);
+		free(v);
+		v = calloc(1, *size);
+		if (!v) {
+			free(ex);
+			return -ENOMEM;
+		}
+		far = (struct devcg_entry *)&v->slot[table];
+		probes = 0;
+		v->head.others = 0;
+		for (i = 0; i < n; i++) {
+			unsigned int d;
+
+			if (!matchable(&ex[i], &seg)) {
+				far[v->head.others++] = (struct devcg_entry){ .type = ex[i].type, .major = ex[i].major,
+									      .minor = ex[i].minor,
+									      .access = ex[i].access };
+				continue;
+			}
+			v->head.present |= 1u << seg;
+			d = insert(v->slot, bits, DEVCG_TAG(ex[i].access, seg,
+							    ex[i].major == DEVCG_ANY ? 0 : ex[i].major,
+							    ex[i].minor == DEVCG_ANY ? 0 : ex[i].minor));
+			probes = d + 1 > probes ? d + 1 : probes;
+		}
+		if (probes <= DEVCG_MAX_PROBES || bits >= 30)
+			break;
+		v->head.present = 0;
+	}
+	free(ex);
+	v->head.magic = DEVCG_MAGIC;
+	v->head.abi = DEVCG_ABI_VERSION;
+	v->head.default_allow = devcg_policy_default_allow(policy);
+	v->head.count = (__u32)n;
+	v->head.audit = audit;
+	v->head.bits = bits;
+	v->head.probes = probes;
+	*out = v;
+	return 0;
+}
+
+/* The policy map of one version, filled and frozen: from here on the
+ * policy of this version cannot change. */
+static int policy_map(const struct devcg_policy *policy, bool audit, const char *fail_at,
+		      struct devcg_error *err)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_RDONLY_PROG);
+	struct devcg_policy_value *v;
+	size_t size;
+	int fd, ret;
+
+	if (build_value(policy, audit, &v, &size))
+		return devcg_err(err, -ENOMEM, "out of memory");
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, DEVCG_POLICY_MAP, sizeof(__u32), (__u32)size, 1, &o);
+	if (fd < 0) {
+		ret = devcg_err(err, -errno, "cannot create the policy map: %s",
+				devcg_why(-errno, DEVCG_CAPS_FILTER));
 		goto out;
 	}
-	for (i = 0; i < n; i++) {
-		keys[i] = (struct devcg_key){ .type = ex[i].type, .major = ex[i].major, .minor = ex[i].minor };
-		vals[i].access = ex[i].access;
-	}
-	/* one syscall for the whole policy */
-	if (bpf_map_update_batch(map_fd, keys, vals, &count, NULL))
-		ret = devcg_err(err, -errno, "cannot fill the exception map: %s",
+	if (devcg_fault(fail_at, "fill"))
+		ret = devcg_err(err, -EIO, "injected failure at fill");
+	else if (bpf_map_update_elem(fd, &(__u32){ 0 }, v, BPF_ANY))
+		ret = devcg_err(err, -errno, "cannot fill the policy map: %s",
 				devcg_why(-errno, DEVCG_CAPS_FILTER));
-	else if (count != n)
-		ret = devcg_err(err, -EIO, "the exception map took %u of %u exceptions", count, n);
+	else if (devcg_fault(fail_at, "freeze"))
+		ret = devcg_err(err, -EIO, "cannot freeze the policy map: injected failure");
+	else if (bpf_map_freeze(fd))
+		ret = devcg_err(err, -errno, "cannot freeze the policy map: %s", strerror(errno));
+	else
+		ret = fd;
+	if (ret < 0)
+		close(fd);
 out:
-	free(keys);
-	free(vals);
+	free(v);
+	return ret;
+}
+
+/* The audit ring and loss count: those of AUDIT_FROM, so that a reader
+ * (devcg trace) follows the cgroup across swaps, or new ones. */
+static int audit_maps(int audit_from, int fds[MAP_KINDS], struct devcg_error *err)
+{
+	if (audit_from >= 0) {
+		fds[MAP_AUDIT_EVENTS] = devcg_filter_audit_ring(audit_from);
+		fds[MAP_AUDIT_LOST] = devcg_filter_audit_lost(audit_from);
+	}
+	if (fds[MAP_AUDIT_EVENTS] < 0)
+		fds[MAP_AUDIT_EVENTS] = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "audit_events", 0, 0,
+						       AUDIT_RING_BYTES, NULL);
+	if (fds[MAP_AUDIT_LOST] < 0 && fds[MAP_AUDIT_EVENTS] >= 0)
+		fds[MAP_AUDIT_LOST] = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "audit_lost", sizeof(__u32),
+						     sizeof(__u64), 1, NULL);
+	if (fds[MAP_AUDIT_EVENTS] < 0 || fds[MAP_AUDIT_LOST] < 0)
+		return devcg_err(err, -errno, "cannot create the audit maps: %s",
+				 devcg_why(-errno, DEVCG_CAPS_FILTER));
+	return 0;
+}
+
+static int load_program(const struct variant *w, const int fds[MAP_KINDS], const char *fail_at,
+			struct devcg_error *err)
+{
+	struct bpf_insn *insns = malloc(w->cnt * sizeof(*insns));
+	LIBBPF_OPTS(bpf_prog_load_opts, o);
+	char *log = NULL;
+	size_t i;
+	int fd, ret;
+
+	if (!insns)
+		return devcg_err(err, -ENOMEM, "out of memory");
+	memcpy(insns, w->insns, w->cnt * sizeof(*insns));
+	for (i = 0; i < w->nrelo; i++) {
+		insns[w->relo_insn[i]].src_reg = BPF_PSEUDO_MAP_FD;
+		insns[w->relo_insn[i]].imm = fds[w->relo_map[i]];
+	}
+	/* a program the verifier must reject: the first instruction exits
+	 * before R0 is set */
+	if (devcg_fault(fail_at, "verifier"))
+		insns[0] = (struct bpf_insn){ .code = BPF_JMP | BPF_EXIT };
+	if (devcg_fault(fail_at, "load")) {
+		errno = EIO;
+		fd = -1;
+	} else {
+		fd = bpf_prog_load(BPF_PROG_TYPE_CGROUP_DEVICE, w->name, "Dual BSD/GPL", insns,
+				   w->cnt, &o);
+	}
+	if (fd >= 0) {
+		free(insns);
+		return fd;
+	}
+	ret = -errno;
+	/* the verifier's log only for a load that failed: loaded again with
+	 * a buffer (a load without one is the fast path) */
+	if (ret != -EPERM && ret != -EIO && (log = calloc(1, VERIFIER_LOG_BYTES))) {
+		LIBBPF_OPTS(bpf_prog_load_opts, lo, .log_buf = log, .log_size = VERIFIER_LOG_BYTES,
+			    .log_level = 1);
+
+		fd = bpf_prog_load(BPF_PROG_TYPE_CGROUP_DEVICE, w->name, "Dual BSD/GPL", insns, w->cnt,
+				   &lo);
+		if (fd >= 0)
+			close(fd); /* refused once, loaded now: still the first answer */
+	}
+	{
+		size_t len = log ? strlen(log) : 0;
+		const char *tail = len > 700 ? log + len - 700 : log ? log : "";
+
+		devcg_err(err, ret, "cannot load the device filter: %s%s%s",
+			  devcg_why(ret, DEVCG_CAPS_FILTER), *tail ? "; verifier log:\n" : "", tail);
+	}
+	free(log);
+	free(insns);
 	return ret;
 }
 
 int devcg_filter_load(const struct devcg_policy *policy, bool audit, int audit_from,
 		      const char *fail_at, struct devcg_filter_version *out, struct devcg_error *err)
 {
-	size_t n = devcg_policy_count(policy);
-	char *log = calloc(1, VERIFIER_LOG_BYTES);
-	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .kernel_log_buf = log,
-		    .kernel_log_size = VERIFIER_LOG_BYTES);
-	struct devcg_filter *skel = NULL;
-	struct devcg_exception *ex = NULL;
+	const struct variant *w = &variants[audit ? 1 : 0];
+	int fds[MAP_KINDS] = { -1, -1, -1 }, ret, i;
 	struct bpf_prog_info info = { 0 };
 	__u32 info_len = sizeof(info);
 	struct devcg_bpf_log bl;
-	int ret, map_fd;
 
 	memset(out, 0, sizeof(*out));
 	out->prog_fd = -1;
-	if (!log)
-		return devcg_err(err, -ENOMEM, "out of memory");
+	pthread_once(&prepared, prepare);
+	if (prepare_error[0])
+		return devcg_err(err, -ENOEXEC, "cannot prepare the device filter: %s", prepare_error);
+	if (devcg_policy_count(policy) > DEVCG_MAX_RULES)
+		return devcg_err(err, -E2BIG, "the policy has %zu exceptions; at most %d fit",
+				 devcg_policy_count(policy), DEVCG_MAX_RULES);
 	devcg_bpf_log_begin(&bl);
-	ex = calloc(n ? n : 1, sizeof(*ex));
-	if (!ex) {
-		ret = devcg_err(err, -ENOMEM, "out of memory");
-		goto fail;
-	}
-	devcg_policy_collect(policy, ex);
-	skel = devcg_filter__open_opts(&open_opts);
-	if (!skel) {
-		ret = devcg_err(err, -errno, "cannot open the device filter: %s",
-				devcg_why(-errno, DEVCG_CAPS_FILTER));
-		goto fail;
-	}
-	fill_config(policy, ex, n, audit, &skel->rodata->cfg);
-	ret = bpf_map__set_max_entries(skel->maps.exceptions, n ? (__u32)n : 1);
-	/* one variant is loaded; only the audit one has a ring buffer */
-	if (!ret)
-		ret = bpf_program__set_autoload(audit ? skel->progs.devcg_filter : skel->progs.devcg_audit,
-						false) ?:
-		      bpf_map__set_autocreate(skel->maps.audit_events, audit) ?:
-		      bpf_map__set_autocreate(skel->maps.audit_lost, audit);
-	/* a new version keeps the audit ring (and its loss count) of the one it
-	 * replaces, so that a reader (devcg trace) follows the cgroup across swaps */
-	if (!ret && audit && audit_from >= 0) {
-		int ring = devcg_filter_audit_ring(audit_from), lost = devcg_filter_audit_lost(audit_from);
-
-		if (ring >= 0)
-			ret = bpf_map__reuse_fd(skel->maps.audit_events, ring);
-		if (!ret && lost >= 0)
-			ret = bpf_map__reuse_fd(skel->maps.audit_lost, lost);
-		if (ring >= 0)
-			close(ring);
-		if (lost >= 0)
-			close(lost);
-	}
-	if (ret) {
-		devcg_err(err, ret, "cannot prepare the filter's maps: %s", strerror(-ret));
-		goto fail;
-	}
-	if (!ret && devcg_fault(fail_at, "verifier")) {
-		/* a program the verifier must reject: the first instruction exits
-		 * before R0 is set (same length, so the BTF line info still fits) */
-		struct bpf_program *prog = audit ? skel->progs.devcg_audit : skel->progs.devcg_filter;
-		size_t cnt = bpf_program__insn_cnt(prog);
-		struct bpf_insn *bad = calloc(cnt, sizeof(*bad));
-
-		ret = bad ? 0 : -ENOMEM;
-		if (bad) {
-			memcpy(bad, bpf_program__insns(prog), cnt * sizeof(*bad));
-			bad[0] = (struct bpf_insn){ .code = BPF_JMP | BPF_EXIT };
-			ret = bpf_program__set_insns(prog, bad, cnt);
-			free(bad);
-		}
-	}
-	if (!ret)
-		ret = devcg_fault(fail_at, "load") ? -EIO : devcg_filter__load(skel);
-	if (ret) {
-		size_t len = strlen(log);
-		const char *tail = len > 700 ? log + len - 700 : log;
-		const char *why = devcg_why(ret, DEVCG_CAPS_FILTER);
-		bool named = strstr(why, DEVCG_NEEDS_ROOT) != NULL;
-
-		/* libbpf's words before the verifier's lines, then no more of them */
-		devcg_err(err, ret, "cannot load the device filter: %s%s%s%s%s%s", why,
-			  bl.len && !named ? " (libbpf: " : "", named ? "" : bl.text,
-			  bl.len && !named ? ")" : "", *tail ? "; verifier log:\n" : "", tail);
-		bl.len = 0;
-		goto fail;
-	}
-	map_fd = bpf_map__fd(skel->maps.exceptions);
-	ret = devcg_fault(fail_at, "fill") ? devcg_err(err, -EIO, "injected failure at fill")
-					   : fill_map(map_fd, ex, (__u32)n, err);
-	if (ret)
-		goto fail;
-	/* from here on the policy of this version cannot change */
-	if (devcg_fault(fail_at, "freeze") || bpf_map_freeze(map_fd)) {
-		ret = devcg_err(err, devcg_fault(fail_at, "freeze") ? -EIO : -errno,
-				"cannot freeze the exception map: %s",
-				devcg_fault(fail_at, "freeze") ? "injected failure" : strerror(errno));
-		goto fail;
-	}
-	out->prog_fd = bpf_program__fd(audit ? skel->progs.devcg_audit : skel->progs.devcg_filter);
-	if (bpf_obj_get_info_by_fd(out->prog_fd, &info, &info_len)) {
+	ret = fds[MAP_POLICY] = policy_map(policy, audit, fail_at, err);
+	if (ret >= 0 && audit)
+		ret = audit_maps(audit_from, fds, err);
+	if (ret >= 0)
+		ret = out->prog_fd = load_program(w, fds, fail_at, err);
+	/* the program holds its maps from here on */
+	for (i = 0; i < MAP_KINDS; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	if (ret >= 0 && bpf_obj_get_info_by_fd(out->prog_fd, &info, &info_len))
 		ret = devcg_err(err, -errno, "cannot read the filter's id: %s", strerror(errno));
-		goto fail;
+	if (ret < 0) {
+		if (out->prog_fd >= 0)
+			close(out->prog_fd);
+		out->prog_fd = -1;
+		return devcg_bpf_log_end(&bl, ret, err);
 	}
 	out->prog_id = info.id;
-	out->skel = skel;
-	free(ex);
-	free(log);
 	return devcg_bpf_log_end(&bl, 0, err);
-fail:
-	devcg_filter__destroy(skel);
-	free(ex);
-	free(log);
-	out->prog_fd = -1;
-	return devcg_bpf_log_end(&bl, ret, err);
 }
 
 void devcg_filter_close(struct devcg_filter_version *v)
 {
-	devcg_filter__destroy(v->skel);
-	v->skel = NULL;
+	if (v->prog_fd >= 0)
+		close(v->prog_fd);
 	v->prog_fd = -1;
 }
 
-/* A map named NAME of the program PROG_FD, as a new fd, or a negative errno. */
-static int prog_map(int prog_fd, const char *name, __u32 type)
+/* A map named NAME of type TYPE of the program PROG_FD, as a new fd (with
+ * its info in MI when given), or a negative errno. */
+static int prog_map(int prog_fd, const char *name, __u32 type, struct bpf_map_info *mi_out)
 {
 	struct bpf_prog_info info = { 0 };
 	__u32 info_len = sizeof(info), map_ids[8], i;
@@ -205,8 +433,11 @@ static int prog_map(int prog_fd, const char *name, __u32 type)
 
 		if (fd < 0)
 			continue;
-		if (!bpf_obj_get_info_by_fd(fd, &mi, &mi_len) && mi.type == type && !strcmp(mi.name, name))
+		if (!bpf_obj_get_info_by_fd(fd, &mi, &mi_len) && mi.type == type && !strcmp(mi.name, name)) {
+			if (mi_out)
+				*mi_out = mi;
 			return fd;
+		}
 		close(fd);
 	}
 	return -ENOENT;
@@ -214,50 +445,60 @@ static int prog_map(int prog_fd, const char *name, __u32 type)
 
 int devcg_filter_audit_ring(int prog_fd)
 {
-	return prog_map(prog_fd, "audit_events", BPF_MAP_TYPE_RINGBUF);
+	return prog_map(prog_fd, "audit_events", BPF_MAP_TYPE_RINGBUF, NULL);
 }
 
 int devcg_filter_audit_lost(int prog_fd)
 {
-	return prog_map(prog_fd, "audit_lost", BPF_MAP_TYPE_PERCPU_ARRAY);
+	return prog_map(prog_fd, "audit_lost", BPF_MAP_TYPE_PERCPU_ARRAY, NULL);
 }
 
-/* Read the frozen exception map back into a policy. */
-static int read_exceptions(int map_fd, const struct devcg_config *cfg, struct devcg_policy **out,
-			   struct devcg_error *err)
+/* The policy of a frozen policy map's value V of SIZE bytes. */
+static int read_value(const struct devcg_policy_value *v, size_t size, struct devcg_policy **out,
+		      struct devcg_error *err)
 {
-	struct devcg_exception *ex = calloc(cfg->count ? cfg->count : 1, sizeof(*ex));
-	struct devcg_key key, next;
-	struct devcg_value val;
-	struct devcg_policy *policy = devcg_policy_new();
-	__u32 n = 0;
-	void *prev = NULL;
-	int ret = 0;
+	size_t n = v->head.count, i, k = 0, table = v->head.bits < 30 ? (size_t)1 << v->head.bits : 0;
+	const struct devcg_entry *far = (const struct devcg_entry *)&v->slot[table];
+	struct devcg_exception *ex;
+	struct devcg_policy *policy;
+	int ret;
 
+	if (!table || size != sizeof(v->head) + table * sizeof(v->slot[0]) + v->head.others * sizeof(*far) ||
+	    v->head.others > n)
+		return devcg_err(err, -EBADMSG, "the filter holds %zu bytes for %zu exceptions", size, n);
+	ex = calloc(n ? n : 1, sizeof(*ex));
+	policy = devcg_policy_new();
 	if (!ex || !policy) {
-		ret = devcg_err(err, -ENOMEM, "out of memory");
-		goto out;
+		free(ex);
+		devcg_policy_free(policy);
+		return devcg_err(err, -ENOMEM, "out of memory");
 	}
-	while (!bpf_map_get_next_key(map_fd, prev, &next)) {
-		if (n == cfg->count) {
-			ret = devcg_err(err, -EBADMSG, "the filter holds more exceptions than it says");
-			goto out;
+	for (i = 0; i < table && k <= n; i++) {
+		__u64 tag = v->slot[i];
+		unsigned int seg = (unsigned int)((tag >> 32) & 0xff) - 1;
+
+		if (!tag)
+			continue;
+		if (k == n || seg > 7) {
+			k = n + 1;
+			break;
 		}
-		if (bpf_map_lookup_elem(map_fd, &next, &val)) {
-			ret = devcg_err(err, -errno, "cannot read the exception map: %s", strerror(errno));
-			goto out;
-		}
-		ex[n++] = (struct devcg_exception){ .type = (uint8_t)next.type, .access = (uint8_t)val.access,
-						    .major = next.major, .minor = next.minor };
-		key = next;
-		prev = &key;
+		ex[k++] = (struct devcg_exception){
+			.type = seg >= 4 ? DEVCG_CHAR : DEVCG_BLOCK, .access = (uint8_t)(tag >> 40),
+			.major = seg & 2 ? DEVCG_ANY : (uint32_t)(tag >> DEVCG_MINOR_BITS) & 0xfff,
+			.minor = seg & 1 ? DEVCG_ANY : (uint32_t)tag & 0xfffff,
+		};
 	}
-	if (n != cfg->count) {
-		ret = devcg_err(err, -EBADMSG, "the filter holds %u exceptions, it says %u", n, cfg->count);
-		goto out;
+	for (i = 0; i < v->head.others && k < n; i++)
+		ex[k++] = (struct devcg_exception){ .type = (uint8_t)far[i].type, .access = (uint8_t)far[i].access,
+						    .major = far[i].major, .minor = far[i].minor };
+	if (k != n || i != v->head.others) {
+		free(ex);
+		devcg_policy_free(policy);
+		return devcg_err(err, -EBADMSG, "the filter holds another number of exceptions than it says (%zu)",
+				 n);
 	}
-	ret = devcg_policy_set(policy, cfg->default_allow, ex, n, err);
-out:
+	ret = devcg_policy_set(policy, v->head.default_allow, ex, n, err);
 	free(ex);
 	if (ret)
 		devcg_policy_free(policy);
@@ -269,51 +510,40 @@ out:
 int devcg_filter_read(int prog_fd, struct devcg_policy **policy, bool *audit, struct devcg_error *err)
 {
 	struct bpf_prog_info info = { 0 };
-	__u32 info_len = sizeof(info), map_ids[8], i;
-	struct devcg_config cfg = { 0 };
-	int cfg_fd = -1, exc_fd = -1, ret = 0;
+	__u32 info_len = sizeof(info);
+	struct devcg_policy_value *v;
+	struct bpf_map_info mi;
+	int fd, ret = 0;
 
-	info.nr_map_ids = 8;
-	info.map_ids = (__u64)(unsigned long)map_ids;
 	if (bpf_obj_get_info_by_fd(prog_fd, &info, &info_len))
 		return devcg_err(err, -errno, "cannot read program info: %s", strerror(errno));
-	if (info.type != BPF_PROG_TYPE_CGROUP_DEVICE || info.nr_map_ids > 8 ||
+	if (info.type != BPF_PROG_TYPE_CGROUP_DEVICE ||
 	    (strcmp(info.name, DEVCG_PROG_NAME) && strcmp(info.name, DEVCG_PROG_NAME_AUDIT)))
 		return 0;
-	for (i = 0; i < info.nr_map_ids; i++) {
-		struct bpf_map_info mi = { 0 };
-		__u32 mi_len = sizeof(mi);
-		int fd = bpf_map_get_fd_by_id(map_ids[i]);
-
-		if (fd < 0)
-			continue;
-		if (bpf_obj_get_info_by_fd(fd, &mi, &mi_len)) {
+	fd = prog_map(prog_fd, DEVCG_POLICY_MAP, BPF_MAP_TYPE_ARRAY, &mi);
+	/* a filter of another devcg ABI cannot be read back: it counts as
+	 * foreign, so that it can still be shown, replaced or adopted */
+	if (fd < 0 || mi.key_size != sizeof(__u32) || mi.max_entries != 1 ||
+	    mi.value_size < sizeof(struct devcg_policy_head)) {
+		if (fd >= 0)
 			close(fd);
-			continue;
-		}
-		if (mi.type == BPF_MAP_TYPE_ARRAY && mi.value_size == sizeof(cfg) && cfg_fd < 0 &&
-		    strstr(mi.name, ".rodata"))
-			cfg_fd = fd;
-		else if (mi.type == BPF_MAP_TYPE_HASH && !strcmp(mi.name, "exceptions") &&
-			 mi.key_size == sizeof(struct devcg_key) &&
-			 mi.value_size == sizeof(struct devcg_value) && exc_fd < 0)
-			exc_fd = fd;
-		else
-			close(fd);
+		return 0;
 	}
-	if (cfg_fd >= 0 && exc_fd >= 0 && !bpf_map_lookup_elem(cfg_fd, &(__u32){ 0 }, &cfg) &&
-	    cfg.magic == DEVCG_MAGIC) {
-		/* a filter of another devcg ABI cannot be read back: it counts as
-		 * foreign, so that it can still be shown, replaced or adopted */
-		ret = cfg.abi == DEVCG_ABI_VERSION;
-		if (ret && policy && (ret = read_exceptions(exc_fd, &cfg, policy, err)) == 0)
-			ret = 1;
+	v = malloc(mi.value_size);
+	if (!v) {
+		close(fd);
+		return devcg_err(err, -ENOMEM, "out of memory");
+	}
+	if (bpf_map_lookup_elem(fd, &(__u32){ 0 }, v))
+		ret = devcg_err(err, -errno, "cannot read the policy map: %s", strerror(errno));
+	else if (v->head.magic == DEVCG_MAGIC && v->head.abi == DEVCG_ABI_VERSION) {
+		ret = 1;
 		if (audit)
-			*audit = cfg.audit;
+			*audit = v->head.audit;
+		if (policy && (ret = read_value(v, mi.value_size, policy, err)) == 0)
+			ret = 1;
 	}
-	if (cfg_fd >= 0)
-		close(cfg_fd);
-	if (exc_fd >= 0)
-		close(exc_fd);
+	free(v);
+	close(fd);
 	return ret;
 }

@@ -210,7 +210,6 @@ int devcg_update_edit(const char *cgroup, devcg_policy_edit_fn edit, void *ctx,
 struct devcg_filter_version {
 	int prog_fd;
 	uint32_t prog_id;
-	void *skel; /* struct devcg_filter */
 };
 
 /* AUDIT_FROM: the audit filter (the version replaced) whose ring and loss

@@ -65,6 +65,40 @@ static bool is_systemds(int prog_fd)
 	       info.type == BPF_PROG_TYPE_CGROUP_DEVICE && !strcmp(info.name, DEVCG_SYSTEMD_PROG_NAME);
 }
 
+/* Which of the programs of A are devcg filters (and audit ones), and
+ * systemd's. */
+static int classify_attached(struct attached *a, struct devcg_error *err)
+{
+	uint32_t i;
+	int ret;
+
+	for (i = 0; i < a->n; i++) {
+		ret = devcg_filter_read(a->fds[i], NULL, &a->audit[i], err);
+		if (ret < 0) {
+			attached_close(a);
+			return ret;
+		}
+		a->devcg[i] = ret == 1;
+		a->systemd[i] = !a->devcg[i] && is_systemds(a->fds[i]);
+	}
+	return 0;
+}
+
+/* The ids of the device programs attached to the cgroup itself (no fds). */
+static int query_ids(int cg_fd, struct attached *a, struct devcg_error *err)
+{
+	__u32 flags = 0, cnt = MAX_PROGS, i;
+
+	memset(a, 0, sizeof(*a));
+	if (bpf_prog_query(cg_fd, BPF_CGROUP_DEVICE, 0, &flags, a->ids, &cnt))
+		return devcg_err(err, -errno, "cannot query device programs: %s", why(-errno));
+	a->mode = devcg_mode_of(flags);
+	a->n = cnt;
+	for (i = 0; i < cnt; i++)
+		a->fds[i] = -1;
+	return 0;
+}
+
 /* The device programs attached to the cgroup itself, with an fd for each;
  * with CLASSIFY, which of them are devcg filters (and audit ones). */
 static int query_attached(int cg_fd, bool classify, struct attached *a, struct devcg_error *err)
@@ -87,17 +121,8 @@ static int query_attached(int cg_fd, bool classify, struct attached *a, struct d
 			return devcg_err(err, ret == -ENOENT ? -EAGAIN : ret,
 					 "cannot open program %u: %s", a->ids[i], why(ret));
 		}
-		if (!classify)
-			continue;
-		ret = devcg_filter_read(a->fds[i], NULL, &a->audit[i], err);
-		if (ret < 0) {
-			attached_close(a);
-			return ret;
-		}
-		a->devcg[i] = ret == 1;
-		a->systemd[i] = !a->devcg[i] && is_systemds(a->fds[i]);
 	}
-	return 0;
+	return classify ? classify_attached(a, err) : 0;
 }
 
 /*
@@ -268,7 +293,13 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 		return devcg_err(err, -EIO, "injected failure at query");
 	if (fstat(cg->fd, &st))
 		return devcg_err(err, -errno, "%s: %s", cg->rel, strerror(errno));
-	ret = query_attached(cg->fd, true, &before, err);
+	audit = DEVCG_OPT(opts, devcg_replace_opts, audit, false);
+	ret = query_attached(cg->fd, false, &before, err);
+	/* whose the programs are matters only to choose among several, to
+	 * keep an audit ring and on a unit's cgroup: one program alone is
+	 * replaced whatever it is (the fast path skips reading it) */
+	if (!ret && (before.n > 1 || audit || cg->unit[0]))
+		ret = classify_attached(&before, err);
 	if (ret)
 		return ret;
 	leave_systemds(cg, &before);
@@ -298,7 +329,6 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 	if (target < 0 && before.n)
 		target = 0; /* adopt the foreign program */
 
-	audit = DEVCG_OPT(opts, devcg_replace_opts, audit, false);
 	ret = devcg_filter_load(policy, audit,
 				audit && target >= 0 && before.audit[target] ? before.fds[target] : -1,
 				fail_at, &v, err);
@@ -349,7 +379,9 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 	}
 
 	/* confirm that exactly the new program is attached */
-	ret = devcg_fault(fail_at, "verify") ? -EIO : query_attached(cg->fd, !!cg->unit[0], &after, err);
+	ret = devcg_fault(fail_at, "verify") ? -EIO
+		: cg->unit[0]		       ? query_attached(cg->fd, true, &after, err)
+					       : query_ids(cg->fd, &after, err);
 	if (!ret) {
 		leave_systemds(cg, &after);
 		if (after.n != 1 || after.ids[0] != v.prog_id) {

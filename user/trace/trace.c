@@ -9,6 +9,7 @@
 #include "devcg_trace_tp.skel.h"
 #include "devcg_trace_kprobe.skel.h"
 #include "devcg_trace_fentry.skel.h"
+#include "devcg_trace_sys.skel.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -29,6 +30,7 @@ struct devcg_tracer {
 	struct devcg_trace_tp *tp;
 	struct devcg_trace_kprobe *kp;
 	struct devcg_trace_fentry *fe;
+	struct devcg_trace_sys *sys;
 	struct bpf_link *links[MAX_LINKS];
 	const struct bpf_program *progs[MAX_LINKS];
 	int nlinks;
@@ -146,6 +148,39 @@ static int try_fentry(struct devcg_tracer *t, bool attach, struct devcg_error *e
 		detach_from(t, first);
 		devcg_trace_fentry__destroy(t->fe);
 		t->fe = NULL;
+	}
+	return devcg_bpf_log_end(&bl, ret, err);
+}
+
+/* bpf(2) and the open syscalls on fentry/fexit instead of tracepoints. */
+static int try_sys(struct devcg_tracer *t, struct devcg_error *err)
+{
+	int first = t->nlinks, ret;
+	struct devcg_bpf_log bl;
+
+	devcg_bpf_log_begin(&bl);
+	t->sys = devcg_trace_sys__open();
+	if (!t->sys) {
+		ret = devcg_err(err, -errno, "cannot open: %s", strerror(errno));
+		return devcg_bpf_log_end(&bl, ret, err);
+	}
+	ret = share_maps(t, t->sys->maps.events, t->sys->maps.denials, t->sys->maps.lost);
+	if (!ret && (ret = devcg_trace_sys__load(t->sys)))
+		devcg_err(err, ret, "loading refused: %s", devcg_why(ret, DEVCG_CAPS_TRACE));
+	/* exits first: an entry is never recorded without its exit */
+	if (!ret && (ret = attach_prog(t, t->sys->progs.devcg_fx_sys_bpf, err) ?:
+			   attach_prog(t, t->sys->progs.devcg_fe_sys_bpf, err) ?:
+			   attach_prog(t, t->sys->progs.devcg_fx_sys_openat, err) ?:
+			   attach_prog(t, t->sys->progs.devcg_fx_sys_openat2, err)))
+		devcg_err_wrap(err, ret, "attach failed");
+#if defined(__x86_64__)
+	if (!ret && (ret = attach_prog(t, t->sys->progs.devcg_fx_sys_open, err)))
+		devcg_err_wrap(err, ret, "attach failed");
+#endif
+	if (ret) {
+		detach_from(t, first);
+		devcg_trace_sys__destroy(t->sys);
+		t->sys = NULL;
 	}
 	return devcg_bpf_log_end(&bl, ret, err);
 }
@@ -282,15 +317,24 @@ static int tracer_open(struct devcg_tracer **out, const struct devcg_tracer_opts
 		note(t, "cgroup writes: syscall tracepoints sys_enter_write/sys_exit_write "
 			"(no exact device decision; denied opens are resolved by path)");
 	}
-	ret = attach_prog(t, t->tp->progs.devcg_tp_bpf_exit, err) ?:
-	      attach_prog(t, t->tp->progs.devcg_tp_bpf_enter, err) ?:
-	      attach_prog(t, t->tp->progs.devcg_tp_openat_exit, err) ?:
-	      attach_prog(t, t->tp->progs.devcg_tp_openat2_exit, err) ?:
-	      attach_prog(t, t->tp->progs.devcg_tp_open_exit, err);
-	if (ret)
-		goto fail;
-	note(t, "bpf(2) device program changes: syscall tracepoints sys_enter_bpf/sys_exit_bpf");
-	note(t, "denied opens: syscall tracepoints sys_exit_open/openat/openat2");
+	/* where fentry works, bpf(2) and the opens too: no syscall tracepoint
+	 * at all then, and other syscalls pay nothing */
+	if (t->write_source == DEVCG_SRC_FENTRY && !try_sys(t, &why)) {
+		note(t, "bpf(2) device program changes, denied opens: fentry/fexit on the syscalls bpf, "
+			"open, openat, openat2 (no syscall tracepoint)");
+	} else {
+		if (t->write_source == DEVCG_SRC_FENTRY)
+			note(t, "not fentry on the syscalls: %s", why.msg);
+		ret = attach_prog(t, t->tp->progs.devcg_tp_bpf_exit, err) ?:
+		      attach_prog(t, t->tp->progs.devcg_tp_bpf_enter, err) ?:
+		      attach_prog(t, t->tp->progs.devcg_tp_openat_exit, err) ?:
+		      attach_prog(t, t->tp->progs.devcg_tp_openat2_exit, err) ?:
+		      attach_prog(t, t->tp->progs.devcg_tp_open_exit, err);
+		if (ret)
+			goto fail;
+		note(t, "bpf(2) device program changes: syscall tracepoints sys_enter_bpf/sys_exit_bpf");
+		note(t, "denied opens: syscall tracepoints sys_exit_open/openat/openat2");
+	}
 	t->rb = ring_buffer__new(bpf_map__fd(t->tp->maps.events), on_event, t, NULL);
 	if (t->rb && ring_buffer__add(t->rb, bpf_map__fd(t->tp->maps.denials), on_event, t)) {
 		ring_buffer__free(t->rb);
@@ -330,6 +374,7 @@ void devcg_tracer_close(struct devcg_tracer *t)
 		return;
 	ring_buffer__free(t->rb);
 	detach_from(t, 0);
+	devcg_trace_sys__destroy(t->sys);
 	devcg_trace_fentry__destroy(t->fe);
 	devcg_trace_kprobe__destroy(t->kp);
 	devcg_trace_tp__destroy(t->tp);

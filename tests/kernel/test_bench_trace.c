@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * For make vmbench (tools/vmtest/vmbench.mk): the cost of `devcg trace` on
+ * an open()+close() loop, with and without the trace in alternated rounds
+ * (each the best of five short windows), on whatever kernel runs the suite
+ * (the 6.1 guest, where fentry loads).
+ * It prints one line, "bench-trace: {json}", that vmbench collects; it is
+ * skipped unless DEVCG_BENCH_TRACE is set.
+ */
+#include "harness.h"
+#include "scratch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct loop {
+	uint64_t ns;
+	int pipe;
+};
+
+static int open_loop(void *arg)
+{
+	struct loop *l = arg;
+	uint64_t end = mono_ns() + l->ns, n = 0;
+
+	while ((n & 63) || mono_ns() < end) {
+		int fd = open("/dev/null", O_RDONLY);
+
+		if (fd >= 0)
+			close(fd);
+		n++;
+	}
+	return write(l->pipe, &n, sizeof(n)) == sizeof(n) ? 0 : 1;
+}
+
+/* open()+close() per second of a process in CG for MS milliseconds. */
+static double opens_per_second(const char *cg, int ms)
+{
+	struct loop l = { .ns = (uint64_t)ms * 1000000ull };
+	uint64_t n = 0;
+	int p[2];
+	pid_t pid;
+
+	CHECK(!pipe(p));
+	l.pipe = p[1];
+	pid = scratch_spawn(cg, open_loop, &l);
+	CHECK(pid > 0);
+	CHECK(read(p[0], &n, sizeof(n)) == sizeof(n));
+	CHECK_INT(scratch_wait(pid), 0);
+	close(p[0]);
+	close(p[1]);
+	return (double)n * 1000.0 / ms;
+}
+
+/* The best of K windows of MS: the one least disturbed by whatever else
+ * runs (under TCG, the host descheduling a vCPU thread). */
+static double best_opens_per_second(const char *cg, int k, int ms)
+{
+	double best = 0;
+
+	for (int i = 0; i < k; i++) {
+		double v = opens_per_second(cg, ms);
+
+		best = v > best ? v : best;
+	}
+	return best;
+}
+
+/* `devcg -j trace --hooks HOOK_KIND` with its lines in LOG, once it says
+ * which hooks it attached (its first line, kept in HOOKS); -1 when it
+ * ended first (those hooks refused). */
+static pid_t trace_start(const char *log, const char *hook_kind, char *hooks, size_t size)
+{
+	const char *devcg = getenv("DEVCG") ? getenv("DEVCG") : "build/devcg";
+	pid_t pid;
+
+	unlink(log); /* not the previous run's first line */
+	pid = fork();
+
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644), null = open("/dev/null", O_WRONLY);
+
+		dup2(fd, 1);
+		dup2(null, 2);
+		execl(devcg, devcg, "-j", "trace", "--hooks", hook_kind, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 12000; i++) {
+		FILE *f = fopen(log, "r");
+		bool up = f && fgets(hooks, (int)size, f) && strstr(hooks, "\"hooks\"");
+
+		if (f)
+			fclose(f);
+		if (up) {
+			usleep(200 * 1000);
+			return pid;
+		}
+		/* refused (--hooks kprobe where kprobes do not load) */
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return -1;
+		usleep(10 * 1000);
+	}
+	kill(pid, SIGKILL);
+	test_fail(__FILE__, __LINE__, "devcg trace did not start within 120 s");
+	return -1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
+	return v[n / 2];
+}
+
+/*
+ * Each round: the loop alone, with `devcg trace` (its own choice of
+ * hooks), alone, with `devcg trace --hooks kprobe` (where kprobes load:
+ * bpf(2) and the opens on syscall tracepoints, as every trace did before
+ * fentry on the syscalls), alone.
+ */
+TEST(make_bench_trace_cost_of_an_open_loop)
+{
+	int rounds = getenv("DEVCG_BENCH_ROUNDS") ? atoi(getenv("DEVCG_BENCH_ROUNDS")) : 7, ms = 100, k = 7, i;
+	char cg[4096], log[256], hooks[4096] = "", other[4096] = "", *nl;
+	double ratio[32], tp_ratio[32], r10, r90;
+	int ntp = 0;
+	struct utsname u;
+
+	if (!getenv("DEVCG_BENCH_TRACE"))
+		SKIP("for make vmbench (DEVCG_BENCH_TRACE)");
+	if (geteuid() || !scratch_cgroup2_root())
+		SKIP("needs root and a cgroup2 mount");
+	if (rounds < 1 || rounds > 32)
+		rounds = 7;
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	snprintf(log, sizeof(log), "/tmp/devcg-bench-trace-%s.jsonl", scratch_tag());
+	best_opens_per_second(cg, 2, ms); /* warm up */
+	for (i = 0; i < rounds; i++) {
+		double off1 = best_opens_per_second(cg, k, ms), on, off2, off3;
+		pid_t tp = trace_start(log, "auto", hooks, sizeof(hooks));
+
+		on = best_opens_per_second(cg, k, ms);
+		CHECK(!kill(tp, SIGINT));
+		CHECK(waitpid(tp, NULL, 0) == tp);
+		off2 = best_opens_per_second(cg, k, ms);
+		CHECK(on > 0 && off1 > 0 && off2 > 0);
+		ratio[i] = (off1 + off2) / 2 / on;
+		/* kprobes may not load: then only the first */
+		tp = trace_start(log, "kprobe", other, sizeof(other));
+		if (tp > 0) {
+			on = best_opens_per_second(cg, k, ms);
+			CHECK(!kill(tp, SIGINT));
+			CHECK(waitpid(tp, NULL, 0) == tp);
+			off3 = best_opens_per_second(cg, k, ms);
+			tp_ratio[ntp++] = (off2 + off3) / 2 / on;
+		}
+	}
+	unlink(log);
+	uname(&u);
+	if ((nl = strchr(hooks, '\n')))
+		*nl = 0;
+	qsort(ratio, (size_t)rounds, sizeof(ratio[0]), cmp_double);
+	r10 = ratio[rounds / 10];
+	r90 = ratio[(rounds * 9) / 10];
+	/* the hooks line is JSON already: embedded as it is */
+	printf("bench-trace: {\"kernel\": \"%s\", \"rounds\": %d, \"ratio\": %.4f, \"p10\": %.4f, "
+	       "\"p90\": %.4f, \"tracepoint_ratio\": %.4f, \"hooks_line\": %s}\n",
+	       u.release, rounds, ratio[rounds / 2], r10, r90, ntp ? median(tp_ratio, ntp) : 0.0,
+	       hooks[0] ? hooks : "null");
+	CHECK_INT(scratch_cgroup_remove(cg), 0);
+}
