@@ -8,10 +8,15 @@
 // EPERM, and a missing node with ENOENT.
 //
 // Usage: devcg-errno-reader -1 PATH...        one open each: "PATH ERRNO"
-//        devcg-errno-reader STATE PATH...     loop until SIGTERM; about
-//            every 20 ms replace the file STATE with "gen N" and one line
-//            per path: "PATH last=ERRNO ok=N EPERM=N ENXIO=N ENOENT=N other=N"
-// ERRNO is OK, EPERM, ENXIO, ENOENT or the number.
+//        devcg-errno-reader [-p USEC] STATE PATH...
+//            loop until SIGTERM; about every 20 ms replace the file STATE
+//            with "gen N" and one line per path:
+//            "PATH last=ERRNO ok=N EPERM=N ENXIO=N ENOENT=N other=N";
+//            with -p, sleep USEC microseconds after each round of opens
+//            (several readers beside systemd under TCG: a busy loop each
+//            would slow everything else down)
+// ERRNO is OK, EPERM, ENXIO, ENOENT or the number. Linked statically: the
+// same binary runs in the guest and in a busybox container's root.
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -106,12 +111,19 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct path_state ps[16] = { 0 };
 	unsigned long long gen = 0;
+	long pause_us = 0;
 	long long next;
 	char name[32];
-	int n = argc - 2, i;
+	int n, i;
 
-	if (argc < 3 || n > 16) {
-		fprintf(stderr, "usage: devcg-errno-reader -1|STATE PATH... (1 to 16)\n");
+	if (argc > 2 && !strcmp(argv[1], "-p")) {
+		pause_us = atol(argv[2]);
+		argv += 2;
+		argc -= 2;
+	}
+	n = argc - 2;
+	if (argc < 3 || n > 16 || pause_us < 0 || pause_us >= 1000000) {
+		fprintf(stderr, "usage: devcg-errno-reader -1|[-p USEC] STATE PATH... (1 to 16 paths)\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "-1")) {
@@ -138,6 +150,8 @@ int main(int argc, char **argv)
 			}
 			next = now_ms() + 20;
 		}
+		if (pause_us)
+			nanosleep(&(struct timespec){ .tv_nsec = pause_us * 1000 }, NULL);
 	}
 	return write_state(argv[1], ++gen, ps, n) ? 1 : 0;
 }

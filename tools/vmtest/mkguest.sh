@@ -6,7 +6,8 @@
 #   - the project's packages from `make deb` (libdevcg0, devcg) installed
 #     into it with `dpkg --root`, as a user would have them,
 #   - the test binaries and helpers under /usr/lib/devcg-vmtest/
-#     (devcg-errno-reader, devcg-reader, kernel-tests, lib.sh, run),
+#     (devcg-errno-reader, devcg-reader, kernel-tests, run, and the guest
+#     scripts' parts: lib.sh, soak.sh, revoke.sh),
 #   - tools/vmtest/init-systemd as /init, the runner devcg-vmtest.service,
 #   - the trimming: units the guest never needs are masked.
 # The archive is an uncompressed cpio (newc): it is made anew each time the
@@ -49,7 +50,9 @@ install -m 0755 "$dir/devcg-errno-reader" "$lib/devcg-errno-reader"
 install -m 0755 "$build/devcg-reader" "$lib/devcg-reader"
 install -m 0755 "$build/tests/kernel" "$lib/kernel-tests"
 install -m 0755 "$here/systemd/run" "$lib/run"
-install -m 0644 "$here/guest/lib.sh" "$lib/lib.sh"
+for part in lib soak revoke; do
+	install -m 0644 "$here/guest/$part.sh" "$lib/$part.sh"
+done
 install -m 0644 "$here/systemd/devcg-vmtest.service" "$work/etc/systemd/system/"
 ln -sf ../devcg-vmtest.service "$work/etc/systemd/system/multi-user.target.wants/devcg-vmtest.service"
 install -m 0755 "$here/init-systemd" "$work/init"
@@ -66,6 +69,16 @@ sed -i 's/^root:[^:]*:/root::/' "$work/etc/shadow"
 mask() {
 	for unit; do
 		ln -sf /dev/null "$work/etc/systemd/system/$unit"
+	done
+}
+# a generator is masked the same way in /etc/systemd/system-generators
+# (systemd.generator(7)); all of them run again on every daemon-reload
+mask_generators() {
+	mkdir -p "$work/etc/systemd/system-generators"
+	for gen; do
+		[ -e "$work/usr/lib/systemd/system-generators/$gen" ] ||
+			echo "vmtest: no generator $gen in the root to mask" >&2
+		ln -sf /dev/null "$work/etc/systemd/system-generators/$gen"
 	done
 }
 . "$here/systemd/masked"

@@ -19,7 +19,7 @@
 #   make vmtest VMTEST_CGROUP=hybrid     busybox: v1 devices and freezer
 #                                        mounted too (default v2)
 #   VMTEST_TIMEOUT=400 make vmtest       qemu's time limit per guest
-#                                        (default 480 s busybox, 600 s systemd)
+#                                        (default 480 s busybox, 900 s systemd)
 #   VMTEST_APPEND='DEVCG_TEST_VERBOSE=1' make vmtest
 #                                        kernel parameters; NAME=VALUE ones
 #                                        reach the busybox suite's environment
@@ -86,17 +86,18 @@ $(VMTEST_DIR)/initramfs.gz: $(VMTEST_BINS) $(VMTEST_DIR)/vmlinuz tools/vmtest/in
 	$(call msg,CPIO,$@)
 	$(Q)tools/vmtest/mkinitramfs.sh $(BUILD) $@
 
-# the systemd guests' reader: counts how opens end, by errno
+# the systemd guests' reader: counts how opens end, by errno; static, so
+# that it runs in the containers' busybox root too
 $(VMTEST_DIR)/devcg-errno-reader: tools/vmtest/errno-reader.c | $(VMTEST_DIR)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -o $@ $<
+	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -static -o $@ $<
 
 # the systemd guests' image: the cached Debian root (mkroot.sh, mmdebstrap)
 # with the project's .debs from `make deb` installed and the runner; made
 # anew each time (the packages are rebuilt each time)
 $(VMTEST_DIR)/systemd.cpio: $(VMTEST_BINS) $(VMTEST_DIR)/devcg-errno-reader $(VMTEST_DIR)/vmlinuz \
 		tools/vmtest/mkroot.sh tools/vmtest/mkguest.sh tools/vmtest/init-systemd \
-		tools/vmtest/guest/lib.sh $(wildcard tools/vmtest/systemd/*) vmtest-always | $(VMTEST_DIR)
+		$(wildcard tools/vmtest/guest/*.sh tools/vmtest/systemd/*) vmtest-always | $(VMTEST_DIR)
 	$(Q)$(MAKE) --no-print-directory deb
 	$(call msg,CPIO,$@)
 	$(Q)tools/vmtest/mkguest.sh $(BUILD) $@

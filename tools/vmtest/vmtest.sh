@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # make vmtest: run the guests one after the other, each judged by run.sh,
 # and end with the sum of their "N passed, N failed, N skipped" lines.
 #   busybox      the kernel suite (GLOBs select its tests)

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # systemd-v1 guest (Debian 12, systemd 252 as PID 1 with
 # systemd.unified_cgroup_hierarchy=0: the v1 devices controller): does
 # systemd's own rewrite of a unit's device rules leave an EPERM window? A
