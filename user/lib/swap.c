@@ -554,84 +554,21 @@ static int read_own(struct devcg_cgroup *cg, bool force, struct devcg_policy **p
 	return ret;
 }
 
+/* devcg_update()'s edit: one rule, applied as a write to devices.allow/deny. */
+static int apply_rule(struct devcg_policy *policy, void *rule, struct devcg_error *err)
+{
+	return devcg_policy_apply(policy, rule, err);
+}
+
 int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 		 struct devcg_replace_opts *opts, struct devcg_error *err)
 {
-	DEVCG_OPTS(devcg_replace_opts, o);
-	unsigned int seed = (unsigned int)getpid() ^ (unsigned int)time(NULL);
-	struct devcg_cgroup cg;
-	bool need_lock = false;
-	int ret, tries;
-
-	if ((ret = DEVCG_REPLACE_OPTS_VALID(opts, err)))
-		return ret;
-	if (opts)
-		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
-	o.sz = sizeof(o);
-	ret = devcg_cgroup_resolve(cgroup, DEVCG_RESOLVE_WRITE, &cg, err);
-	/* a unit's cgroup: systemd's program stays, and the policy to start
-	 * from may be the unit's own (read_own) */
-	if (!ret && !o.no_systemd) {
-		int unit = devcg_systemd_unit_of(cg.rel, cg.unit, sizeof(cg.unit), err);
-
-		ret = unit < 0 ? unit : 0;
-	}
-	for (tries = 0; !ret && tries < CAS_RETRIES; tries++) {
-		struct devcg_policy *policy = NULL;
-		struct devcg_lock lock = { .fd = -1 };
-		bool audit;
-		uint32_t id;
-
-		ret = read_own(&cg, o.force, &policy, &id, &audit, err);
-		if (!ret && (!id || need_lock)) {
-			/* no devcg filter yet (the first install cannot name a
-			 * program), or a case the kernel cannot compare and swap
-			 * (replace_once() said NEEDS_LOCK): devcg writers decide
-			 * under the cgroup's lock, after reading again */
-			devcg_policy_free(policy);
-			policy = NULL;
-			ret = devcg_lock_cgroup(&cg, &lock, err);
-			if (ret)
-				break;
-			ret = read_own(&cg, o.force, &policy, &id, &audit, err);
-		}
-		if (!ret)
-			ret = devcg_policy_apply(policy, rule, err);
-		if (!ret) {
-			o.expect_prog_id = id;
-			/* a filter with --audit keeps it: its readers follow the ring */
-			o.audit = DEVCG_OPT(opts, devcg_replace_opts, audit, false) || audit;
-			ret = systemd_step(&cg, policy, &o, err) ?: replace_once(&cg, policy, &o, lock.fd >= 0, err);
-		}
-		devcg_lock_release(&lock);
-		devcg_policy_free(policy);
-		if (ret == NEEDS_LOCK) {
-			need_lock = true;
-			ret = 0;
-			continue;
-		}
-		if (ret != -ENOENT && ret != -EAGAIN)
-			break;
-		/* another writer won: back off a little, re-read and retry */
-		nanosleep(&(struct timespec){ .tv_nsec = (rand_r(&seed) % 200 + 1) * 1000L }, NULL);
-		ret = 0;
-	}
-	if (!ret && tries == CAS_RETRIES)
-		ret = devcg_err(err, -EBUSY, "%s: gave up after %d conflicting updates", cg.rel, CAS_RETRIES);
-	if (!ret && opts && DEVCG_OPTS_HAS(opts, devcg_replace_opts, replaced_id)) {
-		opts->prog_id = o.prog_id;
-		opts->replaced_id = o.replaced_id;
-	}
-	if (!ret && opts && DEVCG_OPTS_HAS(opts, devcg_replace_opts, systemd_entries)) {
-		memcpy(opts->systemd_unit, o.systemd_unit, sizeof(o.systemd_unit));
-		opts->systemd_entries = o.systemd_entries;
-	}
-	devcg_cgroup_close(&cg);
-	return ret;
+	return devcg_update_edit(cgroup, apply_rule, (void *)rule, opts, err);
 }
 
 /*
- * devcg_update() for changes of several rules at once (hot-plug): EDIT
+ * The compare-and-swap loop of devcg_update(), for any change of the live
+ * policy (one rule; several at once for hot-plug): EDIT
  * changes the live policy read (again on each retry), and the result is
  * swapped in the same way, systemd step included. EDIT returns 0 to swap,
  * 1 when the policy needs no change (nothing is swapped; opts->prog_id is
@@ -666,7 +603,10 @@ int devcg_update_edit(const char *cgroup, devcg_policy_edit_fn edit, void *ctx,
 
 		ret = read_own(&cg, o.force, &policy, &id, &audit, err);
 		if (!ret && (!id || need_lock)) {
-			/* as in devcg_update(): decided under the lock */
+			/* no devcg filter yet (the first install cannot name a
+			 * program), or a case the kernel cannot compare and swap
+			 * (replace_once() said NEEDS_LOCK): devcg writers decide
+			 * under the cgroup's lock, after reading again */
 			devcg_policy_free(policy);
 			policy = NULL;
 			ret = devcg_lock_cgroup(&cg, &lock, err);
@@ -681,6 +621,7 @@ int devcg_update_edit(const char *cgroup, devcg_policy_edit_fn edit, void *ctx,
 			ret = 0;
 		} else if (!ret) {
 			o.expect_prog_id = id;
+			/* a filter with --audit keeps it: its readers follow the ring */
 			o.audit = DEVCG_OPT(opts, devcg_replace_opts, audit, false) || audit;
 			ret = systemd_step(&cg, policy, &o, err) ?: replace_once(&cg, policy, &o, lock.fd >= 0, err);
 		}
@@ -693,6 +634,7 @@ int devcg_update_edit(const char *cgroup, devcg_policy_edit_fn edit, void *ctx,
 		}
 		if (ret != -ENOENT && ret != -EAGAIN)
 			break;
+		/* another writer won: back off a little, re-read and retry */
 		nanosleep(&(struct timespec){ .tv_nsec = (rand_r(&seed) % 200 + 1) * 1000L }, NULL);
 		ret = 0;
 	}
