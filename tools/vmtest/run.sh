@@ -19,7 +19,7 @@
 #                   standard error, and the exit status is the script's
 #   VMTEST_SUMMARY  with a script: judge its last "N passed, N failed,
 #                   N skipped" line as the suite's, not its exit status
-#   VMTEST_TIMEOUT  seconds for qemu (default 480 busybox, 900 systemd)
+#   VMTEST_TIMEOUT  seconds for qemu (default 1500 busybox, 900 systemd)
 #   VMTEST_CGROUP   busybox guest: v2 (default, pure cgroup v2) or hybrid
 #                   (cgroup2 on /sys/fs/cgroup/unified, v1 devices, freezer)
 #   VMTEST_APPEND   more kernel parameters; NAME=VALUE ones reach the busybox
@@ -42,7 +42,7 @@ case $guest in
 busybox)
 	initrd=$dir/initramfs.gz
 	log=${VMTEST_LOG:-$dir/guest.log}
-	limit=${VMTEST_TIMEOUT:-480}
+	limit=${VMTEST_TIMEOUT:-1500}
 	;;
 systemd-v2 | systemd-v1)
 	initrd=$dir/systemd.cpio
