@@ -134,45 +134,6 @@ static void target_close(struct target *t)
 	t->mntns_fd = t->root_fd = -1;
 }
 
-/* The cgroup v2 path of PID ("0::PATH" in /proc/PID/cgroup) and whether a
- * cgroup v1 devices hierarchy also restricts it (not at its root). */
-static int pid_cgroup(int32_t pid, char *rel, size_t len, char *v1, size_t v1len,
-		      struct devcg_error *err)
-{
-	char path[64], line[4608];
-	FILE *f;
-	int ret = -ENOENT;
-
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return devcg_err(err, errno == ENOENT ? -ESRCH : -errno, "process %d: %s", (int)pid,
-				 errno == ENOENT ? "no such process" : strerror(errno));
-	v1[0] = '\0';
-	while (fgets(line, sizeof(line), f)) {
-		char *first = strchr(line, ':'), *second = first ? strchr(first + 1, ':') : NULL;
-
-		line[strcspn(line, "\n")] = '\0';
-		if (!second)
-			continue;
-		if (!strncmp(line, "0::", 3)) {
-			snprintf(rel, len, "%s", line + 3);
-			ret = 0;
-		}
-		*second = '\0';
-		/* "devices" among the controllers of a v1 line, not at its root */
-		char *save = NULL;
-
-		for (char *c = strtok_r(first + 1, ",", &save); c; c = strtok_r(NULL, ",", &save))
-			if (!strcmp(c, "devices") && strcmp(second + 1, "/"))
-				snprintf(v1, v1len, "%s", second + 1);
-	}
-	fclose(f);
-	if (ret)
-		return devcg_err(err, ret, "process %d is in no cgroup v2 cgroup", (int)pid);
-	return 0;
-}
-
 /* A process of the cgroup at PATH or below (depth first): its pid, or 0. */
 static int32_t pid_in(const char *path, int depth)
 {
@@ -244,7 +205,7 @@ static int target_open(const char *cgroup, int32_t pid, struct target *t, struct
 	if (!cgroup && pid <= 0)
 		return devcg_err(err, -EINVAL, "no container: give a cgroup or a process");
 	if (pid > 0) {
-		ret = pid_cgroup(pid, rel, sizeof(rel), v1, sizeof(v1), err);
+		ret = devcg_proc_cgroup(pid, rel, sizeof(rel), v1, sizeof(v1), err);
 		if (ret)
 			return ret;
 	}
@@ -267,7 +228,7 @@ static int target_open(const char *cgroup, int32_t pid, struct target *t, struct
 		if (pid <= 0)
 			return devcg_err(err, -ESRCH, "%s has no process to take the mount namespace "
 					 "from: give one with -p PID", hp_q(t->rel));
-		ret = pid_cgroup(pid, rel, sizeof(rel), v1, sizeof(v1), err);
+		ret = devcg_proc_cgroup(pid, rel, sizeof(rel), v1, sizeof(v1), err);
 		if (ret)
 			return ret;
 	}
@@ -289,7 +250,7 @@ static int target_open(const char *cgroup, int32_t pid, struct target *t, struct
 		return ret;
 	}
 	/* it is still the process of that cgroup (not a new one with its pid) */
-	ret = pid_cgroup(pid, rel, sizeof(rel), v1, sizeof(v1), err);
+	ret = devcg_proc_cgroup(pid, rel, sizeof(rel), v1, sizeof(v1), err);
 	if (!ret && !under(rel, t->rel))
 		ret = devcg_err(err, -ESRCH, "process %d left %s", (int)pid, hp_q(t->rel));
 	if (!ret && same_userns(t->mntns_fd, &t->other_userns))

@@ -119,6 +119,15 @@ int devcg_runtime_rules(struct devcg_rules *rules, enum devcg_runtime rt, const 
 			struct devcg_error *err);
 const char *devcg_runtime_name(enum devcg_runtime rt);
 
+/*
+ * The cgroup v2 path of PID (0: this process), its "0::PATH" line in
+ * /proc/PID/cgroup, as that file shows it; with V1 (may be NULL), the
+ * path of a cgroup v1 devices hierarchy below its root that also
+ * restricts PID ("" when none).
+ */
+int devcg_proc_cgroup(int pid, char *rel, size_t len, char *v1, size_t v1len,
+		      struct devcg_error *err);
+
 /* cgroup.c: undo mountinfo's \ooo escapes in place. */
 void devcg_mountinfo_unescape(char *s);
 
