@@ -263,8 +263,8 @@ struct devcg_replace_opts {
 	const char *fail_at;
 	/*
 	 * When CGROUP is a systemd unit's own cgroup (systemd as PID 1, on the
-	 * unified hierarchy), devcg first widens the unit's runtime
-	 * DeviceAllow= so that the device program systemd attaches on every
+	 * unified hierarchy), devcg widens the unit's runtime DeviceAllow=,
+	 * right after the swap, so that the device program systemd attaches on every
 	 * daemon-reload or set-property allows at least what devcg's does
 	 * (never narrowing it), and leaves systemd's own program in place.
 	 * NO_SYSTEMD turns that off.

@@ -10,11 +10,11 @@
  * every program must allow, so a device devcg granted outside systemd's
  * list is refused from then on: a revocation.
  *
- * devcg's answer: before devcg's own program allows a device, the unit's
- * DeviceAllow= list is widened so that systemd's program allows it too.
- * The list is kept a superset of what devcg allows, never narrowed: devcg's
- * program still decides exactly, and systemd's program can only ever say
- * yes where devcg says yes. The properties are runtime ones (nothing is
+ * devcg's answer: right after devcg's own program is swapped in, the
+ * unit's DeviceAllow= list is widened so that systemd's program allows
+ * what it allows too (swap.c says why after, not before). The list is
+ * kept a superset of what devcg allows, never narrowed: systemd's program
+ * says yes at least wherever devcg's does, and devcg's decides exactly. The properties are runtime ones (nothing is
  * written to /etc). SetUnitProperties merges DeviceAllow= entries by path
  * and replaces the access of an existing path (dbus-cgroup.c), so devcg
  * sends the union of the unit's access and its own for each path.
