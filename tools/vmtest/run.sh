@@ -19,7 +19,7 @@
 #                   standard error, and the exit status is the script's
 #   VMTEST_SUMMARY  with a script: judge its last "N passed, N failed,
 #                   N skipped" line as the suite's, not its exit status
-#   VMTEST_TIMEOUT  seconds for qemu (default 1500 busybox, 900 systemd)
+#   VMTEST_TIMEOUT  seconds for qemu (default 1500 busybox, 1200 systemd)
 #   VMTEST_CGROUP   busybox guest: v2 (default, pure cgroup v2) or hybrid
 #                   (cgroup2 on /sys/fs/cgroup/unified, v1 devices, freezer)
 #   VMTEST_APPEND   more kernel parameters; NAME=VALUE ones reach the busybox
@@ -47,7 +47,7 @@ busybox)
 systemd-v2 | systemd-v1)
 	initrd=$dir/systemd.cpio
 	log=${VMTEST_LOG:-$dir/guest-$guest.log}
-	limit=${VMTEST_TIMEOUT:-900}
+	limit=${VMTEST_TIMEOUT:-1200}
 	[ -n "$script" ] || { echo "vmtest: the $guest guest runs a script (VMTEST_SCRIPT)" >&2; exit 2; }
 	;;
 *) echo "vmtest: VMTEST_GUEST is busybox (default), systemd-v2 or systemd-v1, not $guest" >&2; exit 2 ;;

@@ -19,7 +19,7 @@
 #   make vmtest VMTEST_CGROUP=hybrid     busybox: v1 devices and freezer
 #                                        mounted too (default v2)
 #   VMTEST_TIMEOUT=400 make vmtest       qemu's time limit per guest
-#                                        (default 1500 s busybox, 900 s systemd)
+#                                        (default 1500 s busybox, 1200 s systemd)
 #   VMTEST_APPEND='DEVCG_TEST_VERBOSE=1' make vmtest
 #                                        kernel parameters; NAME=VALUE ones
 #                                        reach the busybox suite's environment

@@ -5,17 +5,18 @@
  * systemd (src/core/cgroup.c, cgroup_apply_devices; 252 here) builds its own
  * device program from a unit's DevicePolicy= and DeviceAllow= and attaches
  * it with BPF_F_ALLOW_MULTI whenever it re-applies the unit's cgroup
- * settings: on daemon-reload, and on any set-property that touches the
- * devices (what runc's systemd driver sends on every update). In multi mode
- * every program must allow, so a device devcg granted outside systemd's
- * list is refused from then on: a revocation.
+ * settings: on daemon-reload and daemon-reexec, and on any set-property of
+ * a resource, DeviceAllow= or not (MemoryMax=, CPUWeight=, ...: what runc's
+ * systemd driver sends on every update; seen in the systemd-v2 guest,
+ * tools/vmtest). In multi mode every program must allow, so a device devcg
+ * granted outside systemd's list is refused from then on: a revocation.
  *
  * devcg's answer: right after devcg's own program is swapped in, the
  * unit's DeviceAllow= list is widened so that systemd's program allows
  * what it allows too (swap.c says why after, not before). The list is
  * kept a superset of what devcg allows, never narrowed: systemd's program
- * says yes at least wherever devcg's does, and devcg's decides exactly. The properties are runtime ones (nothing is
- * written to /etc). SetUnitProperties merges DeviceAllow= entries by path
+ * says yes at least wherever devcg's does, and devcg's decides exactly.
+ * The properties are runtime ones (nothing is written to /etc). SetUnitProperties merges DeviceAllow= entries by path
  * and replaces the access of an existing path (dbus-cgroup.c), so devcg
  * sends the union of the unit's access and its own for each path.
  *

@@ -189,23 +189,27 @@ declare -A W_START
 for name in "${W[@]}"; do W_START[$name]=$(snapshot "$name"); done
 t0=$SECONDS
 round=0 every=$((SOAK_RELOADS / (SOAK_ROUNDS ? SOAK_ROUNDS : 1)))
-reload_failed=0 property_failed=0
+reload_failed=0
+rm -f "$CTR_DIR/failed"
 for i in $(seq "$SOAK_RELOADS"); do
 	systemctl daemon-reload || reload_failed=$((reload_failed + 1))
 	if [ "$round" -lt "$SOAK_ROUNDS" ] && [ $((i % every)) = 0 ]; then
 		prop=${SOAK_PROPS[round % ${#SOAK_PROPS[@]}]}
+		# the units' set-property calls at once (systemd takes them one
+		# after the other; under TCG most of each is systemctl starting)
 		for name in "${W[@]}"; do
 			# (not on a scope whose grant is below it: there a first
 			# DeviceAllow= turns on systemd's policy for the whole scope,
 			# tested on its own below)
 			[ "$prop" != "${prop#DeviceAllow=}" ] && [ "${W_OWN[$name]}" = no ] && continue
-			systemctl set-property --runtime "${W_UNIT[$name]}" "$prop" ||
-				property_failed=$((property_failed + 1))
+			{ systemctl set-property --runtime "${W_UNIT[$name]}" "$prop" || echo "${W_UNIT[$name]} $prop" >>"$CTR_DIR/failed"; } &
 		done
+		wait
 		round=$((round + 1))
 	fi
 done
 t_loop=$((SECONDS - t0))
+property_failed=$(cat "$CTR_DIR/failed" 2>/dev/null | wc -l)
 for name in "${W[@]}"; do settle "${W_UNIT[$name]}"; done
 for name in "${W[@]}"; do wait_gens "$name" 3; done
 info "soak: $SOAK_RELOADS daemon-reloads and $round rounds of set-property on ${#W[@]} units in ${t_loop}s" \

@@ -78,4 +78,66 @@ loop "daemon-reload" "$RELOADS" systemctl daemon-reload
 info "$cg/devices.list after: $(tr '\n' ';' < "$cg/devices.list" 2>&1)"
 stop_workload "$unit"
 
+# ---- devcg's grant on v1: no systemd step, and systemd's rewrite wins ------
+# devcg keeps a unit's DeviceAllow= in step only where systemd enforces it
+# with BPF programs (/sys/fs/cgroup is cgroup2). Here the unit's v1
+# devices.list decides: a grant by devcg's v2 program on the unit's
+# cgroup2 directory does not reach past it, and one written to the v1
+# devices.list (devcg replace --v1) is undone by systemd's next rewrite of
+# that list (a deny-all, then the unit's own list).
+policy=('deny a' '/dev/null rwm' '/dev/zero rwm' '/dev/full rwm' '/dev/random rwm' '/dev/urandom rwm'
+	'/dev/null rw' "$FAKEGPU rw")
+unit=devcg-v1-grant
+if WORKLOAD_PAUSE=1000 start_workload "$unit" DevicePolicy=closed 'DeviceAllow=/dev/null rw' -- /dev/null "$FAKEGPU"; then
+	v2cg=$(cgroup_of "$unit")
+	v1cg=/sys/fs/cgroup/devices$(systemctl show -P ControlGroup "$unit")
+	out=$(devcg replace "$v2cg" "${policy[@]}" 2>&1)
+	st=$?
+	allow=$(systemctl show -P DeviceAllow "$unit" | tr '\n' ';')
+	info "devcg replace $v2cg: $(tr '\n' ' ' <<<"$out"); DeviceAllow=$allow"
+	if [ "$st" = 0 ] && ! grep -q '^systemd:' <<<"$out" && [[ $allow != *240:0* ]]; then
+		pass v1_replace_has_no_systemd_step
+	else
+		fail v1_replace_has_no_systemd_step "status $st: $out; DeviceAllow=$allow"
+	fi
+	s0=$(snapshot "$unit")
+	wait_gens "$unit" 3
+	s1=$(snapshot "$unit")
+	if [ "$(delta "$s0" "$s1" "$FAKEGPU" ENXIO)" = 0 ] && [ "$(delta "$s0" "$s1" "$FAKEGPU" EPERM)" != 0 ]; then
+		pass v1_devices_list_refuses_past_a_v2_grant
+	else
+		fail v1_devices_list_refuses_past_a_v2_grant "$(window "$s0" "$s1" "$FAKEGPU")"
+	fi
+	if out=$(devcg replace --v1 "$v1cg" "${policy[@]}" 2>&1); then
+		info "devcg replace --v1 $v1cg: $out; devices.list: $(tr '\n' ';' < "$v1cg/devices.list")"
+		s0=$(snapshot "$unit")
+		wait_gens "$unit" 3
+		s1=$(snapshot "$unit")
+		if [ "$(delta "$s0" "$s1" "$FAKEGPU" EPERM)" = 0 ] && [ "$(delta "$s0" "$s1" "$FAKEGPU" ENXIO)" != 0 ]; then
+			pass v1_replace_v1_grants_fakegpu
+			s0=$(snapshot "$unit")
+			systemctl daemon-reload
+			settle "$unit"
+			wait_gens "$unit" 3
+			s1=$(snapshot "$unit")
+			wait_gens "$unit" 5
+			s2=$(snapshot "$unit")
+			result=$(outcome "$s0" "$s1" "$s2" "$FAKEGPU")
+			info "daemon-reload: after: $(window "$s1" "$s2" "$FAKEGPU") -> $result; devices.list: $(tr '\n' ';' < "$v1cg/devices.list")"
+			if [ "$result" = revokes ]; then
+				pass v1_daemon_reload_revokes_devcg_v1_grant
+			else
+				fail v1_daemon_reload_revokes_devcg_v1_grant "the grant $result, expected: revokes"
+			fi
+		else
+			fail v1_replace_v1_grants_fakegpu "$(window "$s0" "$s1" "$FAKEGPU")"
+		fi
+	else
+		fail v1_replace_v1_grants_fakegpu "devcg replace --v1 $v1cg: $out"
+	fi
+else
+	fail v1_replace_has_no_systemd_step "systemd-run $unit failed"
+fi
+stop_workload "$unit"
+
 summary

@@ -175,6 +175,110 @@ REPLACE_OPTS=
 operations keeps
 info "time: the checks with the systemd step: $((SECONDS - t0))s"
 
+# ---- allow and deny on a unit whose only program is systemd's -----------
+# `devcg allow` starts from the unit's own policy (read over D-Bus): the
+# pseudo devices of DevicePolicy=closed and /dev/null stay open, a second
+# node of the fake major stays refused, the fake GPU opens, and a reload
+# keeps it. `devcg deny` then refuses it again, and leaves the unit's
+# DeviceAllow= as it was (never narrowed: devcg's program decides).
+# `devcg reset` leaves it too, so the fake GPU opens again; `systemctl
+# revert` drops the widening.
+t0=$SECONDS
+FAKEGPU1=/dev/fakegpu1
+rm -f "$FAKEGPU1"
+mknod -m 0666 "$FAKEGPU1" c 240 1
+unit=devcg-wl-allow
+# each PATH's opens in a window: KIND=N for each KIND=N given, else FAIL
+expect_window() { # TEST S0 S1 PATH KIND=N|KIND>0...
+	local test=$1 a=$2 b=$3 path=$4 want k v got
+	shift 4
+	for want; do
+		if [[ $want == *'>0' ]]; then
+			k=${want%>0}
+			got=$(delta "$a" "$b" "$path" "$k")
+			[ "$got" != 0 ] || { fail "$test" "$path: $(window "$a" "$b" "$path"), want $want"; return 1; }
+		else
+			k=${want%=*} v=${want#*=}
+			got=$(delta "$a" "$b" "$path" "$k")
+			[ "$got" = "$v" ] || { fail "$test" "$path: $(window "$a" "$b" "$path"), want $want"; return 1; }
+		fi
+	done
+}
+# the reader's window over every path, as wanted for a grant of the fake GPU
+granted_window() { # TEST GRANTED(yes|no)
+	local a b
+	a=$(snapshot "$unit")
+	wait_gens "$unit" 3
+	b=$(snapshot "$unit")
+	expect_window "$1" "$a" "$b" /dev/null 'ok>0' EPERM=0 &&
+		expect_window "$1" "$a" "$b" /dev/zero 'ok>0' EPERM=0 &&
+		expect_window "$1" "$a" "$b" "$FAKEGPU1" 'EPERM>0' ENXIO=0 &&
+		if [ "$2" = yes ]; then
+			expect_window "$1" "$a" "$b" "$FAKEGPU" 'ENXIO>0' EPERM=0
+		else
+			expect_window "$1" "$a" "$b" "$FAKEGPU" 'EPERM>0' ENXIO=0
+		fi
+}
+if start_workload "$unit" "${UNIT_PROPS[@]}" -- /dev/null /dev/zero "$FAKEGPU" "$FAKEGPU1"; then
+	cg=$(cgroup_of "$unit")
+	if out=$(devcg allow "$cg" "c 240:0 rw" 2>&1) && grep -q "^systemd: $unit.service: " <<<"$out"; then
+		info "devcg allow: $(tr '\n' ' ' <<<"$out")"
+		info "  $(devcg show "$cg" 2>&1 | tr '\n' ' ')"
+		granted_window allow_starts_from_unit_policy yes && pass allow_starts_from_unit_policy
+		systemctl daemon-reload
+		settle "$unit"
+		wait_gens "$unit" 3
+		granted_window allow_keeps_grant_through_daemon_reload yes &&
+			pass allow_keeps_grant_through_daemon_reload
+		before=$(systemctl show -P DeviceAllow "$unit" | sort | tr '\n' ';')
+		if out=$(devcg deny "$cg" "c 240:0 rw" 2>&1); then
+			after=$(systemctl show -P DeviceAllow "$unit" | sort | tr '\n' ';')
+			info "devcg deny: $(tr '\n' ' ' <<<"$out"); DeviceAllow=$after"
+			if granted_window deny_refuses_and_leaves_deviceallow no; then
+				if [ "$before" = "$after" ] && [[ $after == */dev/char/240:0\ rw* ]]; then
+					pass deny_refuses_and_leaves_deviceallow
+				else
+					fail deny_refuses_and_leaves_deviceallow "DeviceAllow= was $before, is $after"
+				fi
+			fi
+			# devcg reset detaches devcg's program and nothing else: the
+			# unit's widened DeviceAllow= stays, and systemd's program
+			# alone now lets the fake GPU through, denied or not
+			if out=$(devcg reset "$cg" 2>&1); then
+				info "devcg reset: $(tr '\n' ' ' <<<"$out")"
+				granted_window reset_leaves_the_widening_in_force yes &&
+					pass reset_leaves_the_widening_in_force
+				# systemctl revert removes the unit's runtime drop-ins
+				# (/run/systemd/system.control/UNIT.d), the widening among
+				# them
+				out=$(systemctl revert "$unit" 2>&1)
+				settle "$unit"
+				wait_gens "$unit" 3
+				after=$(systemctl show -P DeviceAllow "$unit" | sort | tr '\n' ';')
+				info "systemctl revert $unit: $(tr '\n' ' ' <<<"$out"); DeviceAllow=$after"
+				if granted_window revert_drops_the_widening no; then
+					if [ "$after" = "/dev/null rw;" ]; then
+						pass revert_drops_the_widening
+					else
+						fail revert_drops_the_widening "DeviceAllow=$after"
+					fi
+				fi
+			else
+				fail reset_leaves_the_widening_in_force "devcg reset: $out"
+			fi
+		else
+			fail deny_refuses_and_leaves_deviceallow "devcg deny: $out"
+		fi
+	else
+		fail allow_starts_from_unit_policy "devcg allow $cg (expected a systemd line): $out"
+	fi
+else
+	fail allow_starts_from_unit_policy "the workload $unit did not start"
+fi
+stop_workload "$unit"
+rm -f "$FAKEGPU1"
+info "time: allow and deny: $((SECONDS - t0))s"
+
 # ---- 100 reloads: a service, runc and podman containers -------------------
 t0=$SECONDS
 . "$DEVCG_VMTEST_LIB/soak.sh"
