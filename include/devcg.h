@@ -332,6 +332,12 @@ struct devcg_program {
 	 * ancestor that cannot be seen from here (above a cgroup namespace's
 	 * root or a mounted subtree); cgroup is then "?" and mode unknown */
 	bool visible;
+	/* systemd's own program ("sd_devices") on a unit's own cgroup: the
+	 * unit, and in policy what the unit's DevicePolicy= and DeviceAllow=
+	 * (read over D-Bus) say that program enforces (devcg stays false: the
+	 * program itself cannot be read back). "" and NULL when systemd is
+	 * not PID 1 on the unified hierarchy, or cannot be asked. */
+	char systemd_unit[256];
 };
 
 /* What is attached to a cgroup and its ancestors. */
@@ -353,8 +359,9 @@ DEVCG_API const struct devcg_program *devcg_state_program(const struct devcg_sta
 DEVCG_API const struct devcg_program *devcg_state_own(const struct devcg_state *state);
 
 /*
- * Decide a request against every program that runs for the cgroup. Returns
- * 1 allow, 0 deny, -EOPNOTSUPP when a foreign program applies and devcg
+ * Decide a request against every program that runs for the cgroup: devcg's
+ * by their policies, systemd's by its unit's (systemd_unit). Returns 1
+ * allow, 0 deny, -EOPNOTSUPP when another foreign program applies and devcg
  * cannot tell (its id in *by). When denied, *by is the denying program.
  */
 DEVCG_API int devcg_state_check(const struct devcg_state *state, uint8_t type, uint32_t major,

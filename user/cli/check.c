@@ -37,7 +37,10 @@ static int report(struct cli *cli, const char *where, int allow, bool decided,
 /* Where program P is attached, for messages. */
 static void where_of(const struct devcg_program *p, char *buf, size_t len)
 {
-	if (p->visible)
+	if (p->systemd_unit[0])
+		snprintf(buf, len, "systemd's program %u on %s (%s's DevicePolicy= and DeviceAllow=)",
+			 p->id, p->cgroup, p->systemd_unit);
+	else if (p->visible)
 		snprintf(buf, len, "program %u on %s", p->id, p->cgroup);
 	else
 		snprintf(buf, len, "program %u on an ancestor not visible from here", p->id);
@@ -157,12 +160,15 @@ const struct verb verb_check = {
 	"Decide a request as the kernel's devices controller would: TYPE is c or b,\n"
 	"MAJOR:MINOR are numbers, ACCESS is letters of rwm, or '-' for none (what\n"
 	"access(2) with F_OK asks). Prints allow or deny and what decided it. With\n"
-	"CGROUP, decide against the live policies of every devcg program that runs\n"
+	"CGROUP, decide against the live policies of every device program that runs\n"
 	"for it (its own and its ancestors') and name the one that denies. The\n"
 	"programs are those the kernel runs for the cgroup (however CGROUP reaches it:\n"
 	"through a bind mount or a cgroup namespace too); one attached to an ancestor\n"
 	"that cannot be seen from here is still decided, and named as on an ancestor\n"
-	"not visible from here.\n\n"
+	"not visible from here. systemd's own program on a unit's cgroup (sd_devices,\n"
+	"systemd as PID 1 on the unified hierarchy) is decided by the unit's\n"
+	"DevicePolicy= and DeviceAllow=, read over D-Bus: what systemd built it from.\n"
+	"Any other foreign program makes the answer unknown (exit 3).\n\n"
 	"Options:\n"
 	"  -r, --rules FILE  the policy, as rules ('-' for stdin)\n"
 	"  -j, --json        print {\"decision\", \"decided_by\", \"exception\", \"by\"}\n"

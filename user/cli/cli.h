@@ -68,6 +68,8 @@ int cli_parse_request(struct cli *cli, char **words, uint8_t *type, uint32_t *ma
 /* The policy as the shortest rule list: text lines or a JSON object. */
 json_t *cli_policy_json(const struct devcg_policy *policy);
 void cli_print_policy(struct cli *cli, const struct devcg_policy *policy);
+/* POLICY's rules as text, each line after PREFIX. */
+void cli_print_rules(const struct devcg_policy *policy, const char *prefix);
 json_t *cli_exception_json(const struct devcg_exception *ex, bool allow);
 void cli_format_exception(const struct devcg_exception *ex, char *buf, size_t len);
 /* The options of a verb that takes only -j, -h and one CGROUP: returns -1

@@ -246,15 +246,11 @@ json_t *cli_policy_json(const struct devcg_policy *policy)
 			 (json_int_t)n, "devices", devices);
 }
 
-void cli_print_policy(struct cli *cli, const struct devcg_policy *policy)
+void cli_print_rules(const struct devcg_policy *policy, const char *prefix)
 {
 	struct devcg_rules *rules;
 	size_t i;
 
-	if (cli->json) {
-		cli_print_json(cli_policy_json(policy));
-		return;
-	}
 	if (devcg_policy_to_rules(policy, &rules)) {
 		fprintf(stderr, "devcg: out of memory\n");
 		return;
@@ -263,9 +259,17 @@ void cli_print_policy(struct cli *cli, const struct devcg_policy *policy)
 		char line[64];
 
 		devcg_rule_format(devcg_rules_get(rules, i), line, sizeof(line));
-		puts(line);
+		printf("%s%s\n", prefix, line);
 	}
 	devcg_rules_free(rules);
+}
+
+void cli_print_policy(struct cli *cli, const struct devcg_policy *policy)
+{
+	if (cli->json)
+		cli_print_json(cli_policy_json(policy));
+	else
+		cli_print_rules(policy, "");
 }
 
 json_t *cli_text(const char *s, size_t n)

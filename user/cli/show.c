@@ -14,10 +14,12 @@ static json_t *program_json(const struct devcg_program *p)
 			      "mode", p->visible ? json_string(mode_names[p->mode % 3]) : json_null(),
 			      "devcg", p->devcg, "effective", p->effective, "visible", p->visible);
 
-	if (p->devcg) {
+	if (p->devcg)
 		json_object_set_new(o, "audit", json_boolean(p->audit));
+	if (p->systemd_unit[0])
+		json_object_set_new(o, "systemd_unit", cli_text(p->systemd_unit, (size_t)-1));
+	if (p->policy)
 		json_object_set_new(o, "policy", cli_policy_json(p->policy));
-	}
 	return o;
 }
 
@@ -73,8 +75,14 @@ static int run(struct cli *cli, int argc, char **argv)
 		}
 		printf("# %s %s program %u (%s) on %s, attached %s%s\n",
 		       p->effective ? "also applies:" : "attached, not effective:",
-		       p->devcg ? "devcg" : "foreign", p->id, p->name, cli_safe(p->cgroup, safe, sizeof(safe)),
-		       mode_names[p->mode % 3], p->devcg ? "" : "; devcg cannot read its rules");
+		       p->devcg ? "devcg" : p->systemd_unit[0] ? "systemd's" : "foreign", p->id, p->name,
+		       cli_safe(p->cgroup, safe, sizeof(safe)), mode_names[p->mode % 3],
+		       p->devcg ? "" : p->systemd_unit[0] ? "" : "; devcg cannot read its rules");
+		if (p->systemd_unit[0]) {
+			printf("#   %s's DevicePolicy= and DeviceAllow=, read over D-Bus:\n",
+			       cli_safe(p->systemd_unit, safe, sizeof(safe)));
+			cli_print_rules(p->policy, "#     ");
+		}
 	}
 	if (own)
 		cli_print_policy(cli, own->policy);
@@ -94,7 +102,10 @@ const struct verb verb_show = {
 	"programs on its ancestors that also apply. Ancestors are found by the\n"
 	"cgroup's identity, also through a bind mount or a cgroup namespace; a program\n"
 	"that applies from an ancestor that cannot be seen from here is listed as on\n"
-	"an ancestor not visible from here (in JSON: \"cgroup\": \"?\", \"visible\": false).\n\n"
+	"an ancestor not visible from here (in JSON: \"cgroup\": \"?\", \"visible\": false).\n"
+	"systemd's own program on a unit's cgroup (sd_devices) is shown with the unit's\n"
+	"DevicePolicy= and DeviceAllow= as rules, read over D-Bus (in JSON:\n"
+	"\"systemd_unit\" and \"policy\").\n\n"
 	"Options:\n"
 	"  -j, --json  print {\"cgroup\", \"prog_id\", \"policy\", \"programs\": [...]}\n"
 	"  -h, --help  this help\n\n"

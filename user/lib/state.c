@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * What runs for a cgroup: the device programs attached to it and to its
- * ancestors, which of them are effective (BPF_F_QUERY_EFFECTIVE), and the
- * policies of ours, read back from the programs themselves.
+ * ancestors, which of them are effective (BPF_F_QUERY_EFFECTIVE), the
+ * policies of ours, read back from the programs themselves, and those of
+ * systemd's, read from their units.
  */
 #include "internal.h"
 
@@ -101,6 +102,23 @@ static bool listed(const struct devcg_state *s, uint32_t id)
 	return false;
 }
 
+/*
+ * systemd's own program on a unit's own cgroup enforces the unit's
+ * DevicePolicy= and DeviceAllow= (systemd builds it from them and attaches
+ * it again whenever they change, systemd.c): ask systemd for them. Any
+ * failure leaves the program undecidable, as every other foreign one.
+ */
+static void read_systemds(struct devcg_program *p)
+{
+	char unit[sizeof(p->systemd_unit)];
+
+	if (p->devcg || !p->visible || strcmp(p->name, DEVCG_SYSTEMD_PROG_NAME) ||
+	    devcg_systemd_unit_of(p->cgroup, unit, sizeof(unit), NULL) != 1 ||
+	    devcg_systemd_policy(unit, NULL, &p->policy, NULL))
+		return;
+	strcpy(p->systemd_unit, unit);
+}
+
 int devcg_state_read(const char *cgroup, struct devcg_state **out, struct devcg_error *err)
 {
 	struct devcg_state *s = calloc(1, sizeof(*s));
@@ -158,6 +176,8 @@ int devcg_state_read(const char *cgroup, struct devcg_state **out, struct devcg_
 	for (i = 0; i < own_end && !s->own; i++)
 		if (s->progs[i].devcg)
 			s->own = &s->progs[i];
+	for (i = 0; i < s->n; i++)
+		read_systemds(&s->progs[i]);
 	*out = s;
 	return 0;
 }
@@ -212,7 +232,7 @@ int devcg_state_check(const struct devcg_state *s, uint8_t type, uint32_t major,
 
 		if (!p->effective)
 			continue;
-		if (!p->devcg) {
+		if (!p->policy) {
 			unknown = unknown ? unknown : p;
 			continue;
 		}

@@ -221,9 +221,28 @@ granted_window() { # TEST GRANTED(yes|no)
 }
 if start_workload "$unit" "${UNIT_PROPS[@]}" -- /dev/null /dev/zero "$FAKEGPU" "$FAKEGPU1"; then
 	cg=$(cgroup_of "$unit")
+	# devcg check reads systemd's program through the unit: /dev/null
+	# (c 1:3) allowed, the fake GPU refused, by systemd's program
+	check_null=$(devcg check "$cg" c 1:3 rw 2>&1); st_null=$?
+	check_gpu=$(devcg check "$cg" c 240:0 rw 2>&1); st_gpu=$?
+	info "devcg check c 1:3 rw: $check_null (status $st_null); c 240:0 rw: $check_gpu (status $st_gpu)"
+	if [ "$st_null" = 0 ] && [ "$st_gpu" = 1 ] && [[ $check_gpu == *"systemd's program"*"$unit.service"* ]]; then
+		pass check_decides_by_systemds_program
+	else
+		fail check_decides_by_systemds_program "c 1:3: $check_null ($st_null); c 240:0: $check_gpu ($st_gpu)"
+	fi
 	if out=$(devcg allow "$cg" "c 240:0 rw" 2>&1) && grep -q "^systemd: $unit.service: " <<<"$out"; then
 		info "devcg allow: $(tr '\n' ' ' <<<"$out")"
 		info "  $(devcg show "$cg" 2>&1 | tr '\n' ' ')"
+		# after the grant: allowed by both programs; the second node of
+		# the major refused (the control)
+		check_gpu=$(devcg check "$cg" c 240:0 rw 2>&1); st_gpu=$?
+		check_gpu1=$(devcg check "$cg" c 240:1 rw 2>&1); st_gpu1=$?
+		if [ "$st_gpu" = 0 ] && [ "$st_gpu1" = 1 ]; then
+			pass check_after_allow_decides_both
+		else
+			fail check_after_allow_decides_both "c 240:0: $check_gpu ($st_gpu); c 240:1: $check_gpu1 ($st_gpu1)"
+		fi
 		granted_window allow_starts_from_unit_policy yes && pass allow_starts_from_unit_policy
 		systemctl daemon-reload
 		settle "$unit"
