@@ -7,7 +7,7 @@
 #     into it with `dpkg --root`, as a user would have them,
 #   - the test binaries and helpers under /usr/lib/devcg-vmtest/
 #     (devcg-errno-reader, devcg-reader, kernel-tests, run, and the guest
-#     scripts' parts: lib.sh, soak.sh, revoke.sh),
+#     scripts' parts: lib.sh, soak.sh, revoke.sh, hotplug-systemd.sh),
 #   - tools/vmtest/init-systemd as /init, the runner devcg-vmtest.service,
 #   - the trimming: units the guest never needs are masked.
 # The archive is an uncompressed cpio (newc): it is made anew each time the
@@ -50,7 +50,7 @@ install -m 0755 "$dir/devcg-errno-reader" "$lib/devcg-errno-reader"
 install -m 0755 "$build/devcg-reader" "$lib/devcg-reader"
 install -m 0755 "$build/tests/kernel" "$lib/kernel-tests"
 install -m 0755 "$here/systemd/run" "$lib/run"
-for part in lib soak revoke; do
+for part in lib soak revoke hotplug-systemd; do
 	install -m 0644 "$here/guest/$part.sh" "$lib/$part.sh"
 done
 install -m 0644 "$here/systemd/devcg-vmtest.service" "$work/etc/systemd/system/"

@@ -13,25 +13,28 @@
 # without the step: the unit's own policy installed with `devcg replace
 # --no-systemd` (which takes the place of systemd's program), then `attach
 # --no-systemd`.
-# Run by: make vmrun GUEST=systemd-v2 SCRIPT=tools/vmtest/guest/hotplug-systemd.sh
-. /usr/lib/devcg-vmtest/lib.sh
-
-info "systemd $(systemctl --version | sed -n '1s/^systemd //p')"
-make_fakegpu || { fail fakegpu_mknod "mknod $FAKEGPU $FAKEGPU_DEV failed"; summary; exit; }
+# Sourced by systemd-v2.sh, or alone:
+#   make vmrun GUEST=systemd-v2 SCRIPT=tools/vmtest/guest/hotplug-systemd.sh
+if [ -z "${DEVCG_VMTEST_LIB:-}" ]; then
+	. /usr/lib/devcg-vmtest/lib.sh
+	hotplug_alone=1
+	info "systemd $(systemctl --version | sed -n '1s/^systemd //p')"
+	make_fakegpu || { fail fakegpu_mknod "mknod $FAKEGPU $FAKEGPU_DEV failed"; summary; exit; }
+fi
 
 # what systemd installs for the unit (DevicePolicy=closed: the standard
 # pseudo devices), for the control's `devcg replace`
 UNIT_POLICY=('deny a' '/dev/null rwm' '/dev/zero rwm' '/dev/full rwm' '/dev/random rwm' '/dev/urandom rwm')
 
-n=0
+hp_n=0
 # attach_then NAME EXPECT [ATTACH OPTION...]: EXPECT is keeps or revokes;
 # with --no-systemd, the unit's policy is installed with `devcg replace
 # --no-systemd` first
 attach_then() {
 	local name=$1 expect=$2 unit pid s0 s1 s2 out result node=/run/hp/fakegpu0
 	shift 2
-	n=$((n + 1))
-	unit=devcg-hp-$n
+	hp_n=$((hp_n + 1))
+	unit=devcg-hp-$hp_n
 	if ! start_workload "$unit" DevicePolicy=closed TemporaryFileSystem=/run/hp:mode=755 -- "$node" /dev/null; then
 		fail "$name" "the workload $unit did not start"
 		stop_workload "$unit"
@@ -100,4 +103,5 @@ attach_then() {
 attach_then daemon_reload_keeps_an_attach keeps
 attach_then control_without_the_systemd_step_daemon_reload_revokes_it revokes --no-systemd
 
-summary
+[ -n "${hotplug_alone:-}" ] && summary
+true

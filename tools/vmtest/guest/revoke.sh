@@ -52,8 +52,7 @@ revoke_test() {
 		fail revoke_units_granted "devcg replace: $out"
 		return
 	fi
-	# granted: the readers see ENXIO only (devcg check cannot decide here:
-	# systemd's program beside devcg's on the unit with the step)
+	# granted: the readers see ENXIO only
 	for unit in $fix $ctl; do
 		s0=$(snapshot $unit)
 		wait_gens $unit 3

@@ -11,8 +11,9 @@
 # (devcg's systemd step off) every operation revokes the grant: the field
 # failure. With the step (the default) devcg first widens the unit's
 # runtime DeviceAllow= to hold its policy, and every operation keeps it.
-# Then the soak (soak.sh: 100 reloads, runc and podman containers) and the
-# trace's revocations (revoke.sh).
+# Then the soak (soak.sh: 100 reloads, runc and podman containers), a
+# hot-plug through a reload (hotplug-systemd.sh) and the trace's
+# revocations (revoke.sh).
 # Run by make vmtest (or: make vmrun GUEST=systemd-v2 SCRIPT=this file).
 . /usr/lib/devcg-vmtest/lib.sh
 
@@ -302,6 +303,11 @@ info "time: allow and deny: $((SECONDS - t0))s"
 t0=$SECONDS
 . "$DEVCG_VMTEST_LIB/soak.sh"
 info "time: the soak: $((SECONDS - t0))s"
+
+# ---- a hot-plug survives a reload -----------------------------------------
+t0=$SECONDS
+. "$DEVCG_VMTEST_LIB/hotplug-systemd.sh"
+info "time: the hot-plug: $((SECONDS - t0))s"
 
 # ---- devcg trace names the revocations ------------------------------------
 t0=$SECONDS
