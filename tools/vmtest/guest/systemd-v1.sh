@@ -76,6 +76,60 @@ loop "set-property DeviceAllow" "$ROUNDS" systemctl set-property --runtime "$uni
 loop "set-property MemoryMax" "$ROUNDS" systemctl set-property --runtime "$unit" MemoryMax=512M
 loop "daemon-reload" "$RELOADS" systemctl daemon-reload
 info "$cg/devices.list after: $(tr '\n' ';' < "$cg/devices.list" 2>&1)"
+
+# ---- devcg trace names systemd's rewrites as gaps -------------------------
+# Under `devcg trace -j --only gap`, TRACE_ROUNDS set-property DeviceAllow=
+# calls: each is one rewrite of the unit's devices.list by PID 1 ('a' to
+# devices.deny, then the replay), so one gap of kind v1_deny_all by
+# systemd, pid 1, with the rules replayed (the unit's one entry and the
+# standard ones) and the freeze state. The EPERMs the reader met during
+# them are the opens the gaps count (refusals happen only in the window).
+TRACE_ROUNDS=${TRACE_ROUNDS:-10}
+trace_out=/run/devcg-v1-trace.json trace_err=/run/devcg-v1-trace.err
+rel=$(systemctl show -P ControlGroup "$unit")
+devcg trace -j --only gap >"$trace_out" 2>"$trace_err" &
+trace_pid=$!
+i=0
+while ! grep -q '"type":"hooks"' "$trace_out" 2>/dev/null && [ "$i" -lt 600 ] && kill -0 "$trace_pid" 2>/dev/null; do
+	i=$((i + 1))
+	sleep 0.1
+done
+if grep -q '"type":"hooks"' "$trace_out"; then
+	info "devcg trace: $(grep '"type":"hooks"' "$trace_out")"
+	a=$(snapshot "$unit")
+	for i in $(seq "$TRACE_ROUNDS"); do
+		systemctl set-property --runtime "$unit" 'DeviceAllow=/dev/urandom r' || info "set-property $i failed"
+	done
+	settle "$unit"
+	wait_gens "$unit" 3
+	b=$(snapshot "$unit")
+	kill -INT "$trace_pid"
+	wait "$trace_pid"
+	st=$?
+	eperm=$(delta "$a" "$b" /dev/urandom EPERM)
+	gaps=$(grep '"type":"gap"' "$trace_out" | grep -F "\"cgroup\":\"$rel\"")
+	n=$(grep -c . <<<"$gaps")
+	[ -n "$gaps" ] || n=0
+	by_systemd=$(grep -F '"writer_pid":1,' <<<"$gaps" | grep -F '"writer_comm":"systemd"' |
+		grep -F '"kind":"v1_deny_all"' | grep -c '"rules":[1-9]')
+	denied=$(grep -o '"denied":[0-9]*' <<<"$gaps" | awk -F: '{s += $2} END {print s + 0}')
+	lost=$(grep '"type":"summary"' "$trace_out" | grep -o '"total":[0-9]*' | head -1)
+	grep -m1 . <<<"$gaps" | sed 's/^/# a gap: /'
+	info "devcg trace over $TRACE_ROUNDS set-property calls: $n gap(s) on $rel, $by_systemd by systemd (pid 1) with rules replayed; $denied denied opens in them; the reader met $eperm EPERM; lost $lost; trace status $st"
+	if [ "$st" = 0 ] && [ "$n" = "$TRACE_ROUNDS" ] && [ "$by_systemd" = "$n" ] && grep -q '"freeze":"' <<<"$gaps"; then
+		pass v1_trace_names_each_systemd_rewrite_a_gap
+	else
+		fail v1_trace_names_each_systemd_rewrite_a_gap "$n gaps, $by_systemd by systemd with rules, expected $TRACE_ROUNDS; status $st: $(tr '\n' ' ' < "$trace_err")"
+	fi
+	if [ "$lost" = '"total":0' ] && [ "$denied" = "$eperm" ]; then
+		pass v1_trace_gaps_count_the_readers_eperms
+	else
+		fail v1_trace_gaps_count_the_readers_eperms "gaps counted $denied denied opens, the reader met $eperm EPERM ($lost lost)"
+	fi
+else
+	fail v1_trace_names_each_systemd_rewrite_a_gap "devcg trace did not start: $(tr '\n' ' ' < "$trace_err")"
+	kill -INT "$trace_pid" 2>/dev/null
+fi
 stop_workload "$unit"
 
 # ---- devcg's grant on v1: no systemd step, and systemd's rewrite wins ------
