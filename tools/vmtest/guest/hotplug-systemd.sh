@@ -70,20 +70,11 @@ attach_then() {
 		stop_workload "$unit"
 		return
 	fi
+	s0=$(snapshot "$unit")
 	systemctl daemon-reload
-	settle "$unit"
-	wait_gens "$unit" 3
-	s1=$(snapshot "$unit")
-	wait_gens "$unit" 5
-	s2=$(snapshot "$unit")
-	if [ "$(delta "$s1" "$s2" "$node" ENXIO)" = 0 ] && [ "$(delta "$s1" "$s2" "$node" EPERM)" != 0 ]; then
-		result=revokes
-	elif [ "$(delta "$s0" "$s2" "$node" EPERM)" = 0 ] && [ "$(delta "$s1" "$s2" "$node" ENXIO)" != 0 ]; then
-		result=keeps
-	else
-		result=mixed
-	fi
-	info "$name: daemon-reload: after: $(window "$s1" "$s2" "$node") -> $result"
+	observe "$unit" "$unit" "$node" "$s0"
+	result=$OP_RESULT
+	info "$name: daemon-reload: after: $OP_AFTER -> $result"
 	if [ "$result" = "$expect" ]; then
 		pass "$name"
 	else

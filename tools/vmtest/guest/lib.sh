@@ -135,6 +135,22 @@ outcome() { # S0 S1 S2 PATH
 	fi
 }
 
+# What an operation did to a grant: S0 is the reader's snapshot from just
+# before it. Waits for the unit's realization and the reader's next rounds;
+# sets OP_DURING (the reader's opens of PATH until then), OP_AFTER (in the
+# five rounds after) and OP_RESULT (outcome).
+observe() { # NAME UNIT PATH S0
+	local s1 s2
+	settle "$2"
+	wait_gens "$1" 3
+	s1=$(snapshot "$1")
+	wait_gens "$1" 5
+	s2=$(snapshot "$1")
+	OP_DURING=$(window "$4" "$s1" "$3")
+	OP_AFTER=$(window "$s1" "$s2" "$3")
+	OP_RESULT=$(outcome "$4" "$s1" "$s2" "$3")
+}
+
 # a round trip to PID 1: the cgroup realization a set-property queues runs
 # from the manager's loop (src/core/manager.c, manager_loop()) before the
 # next bus message is read, so it is done by the time this is answered

@@ -122,13 +122,9 @@ soak_runc_update() { # NAME
 		fail "runc_update_${name//-/_}_${want}_grant" "runc update: $out"
 		return
 	fi
-	settle "${W_UNIT[$name]}"
-	wait_gens "$name" 3
-	s1=$(snapshot "$name")
-	wait_gens "$name" 5
-	s2=$(snapshot "$name")
-	result=$(outcome "$s0" "$s1" "$s2" "$FAKEGPU")
-	info "$name: runc update --memory 512M: after: $(window "$s1" "$s2" "$FAKEGPU") -> $result"
+	observe "$name" "${W_UNIT[$name]}" "$FAKEGPU" "$s0"
+	result=$OP_RESULT
+	info "$name: runc update --memory 512M: after: $OP_AFTER -> $result"
 	info "  $(devcg show "${W_CG[$name]}" 2>&1 | grep '^#' | tr '\n' ' ')"
 	if [ "$result" = "$want" ]; then
 		pass "runc_update_${name//-/_}_${want}_grant"
@@ -254,13 +250,9 @@ name=soak-podman-crun
 if [ -n "${W_GRANT[$name]:-}" ] && [ "${W_OWN[$name]}" = no ]; then
 	s0=$(snapshot "$name")
 	if systemctl set-property --runtime "${W_UNIT[$name]}" 'DeviceAllow=/dev/null rw'; then
-		settle "${W_UNIT[$name]}"
-		wait_gens "$name" 3
-		s1=$(snapshot "$name")
-		wait_gens "$name" 5
-		s2=$(snapshot "$name")
-		result=$(outcome "$s0" "$s1" "$s2" "$FAKEGPU")
-		info "$name: set-property DeviceAllow=/dev/null rw on its scope: after: $(window "$s1" "$s2" "$FAKEGPU") -> $result"
+		observe "$name" "${W_UNIT[$name]}" "$FAKEGPU" "$s0"
+		result=$OP_RESULT
+		info "$name: set-property DeviceAllow=/dev/null rw on its scope: after: $OP_AFTER -> $result"
 		if [ "$result" = revokes ]; then
 			pass podman_crun_scope_first_deviceallow_revokes_grant
 		else

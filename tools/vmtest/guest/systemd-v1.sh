@@ -171,13 +171,9 @@ if WORKLOAD_PAUSE=1000 start_workload "$unit" DevicePolicy=closed 'DeviceAllow=/
 			pass v1_replace_v1_grants_fakegpu
 			s0=$(snapshot "$unit")
 			systemctl daemon-reload
-			settle "$unit"
-			wait_gens "$unit" 3
-			s1=$(snapshot "$unit")
-			wait_gens "$unit" 5
-			s2=$(snapshot "$unit")
-			result=$(outcome "$s0" "$s1" "$s2" "$FAKEGPU")
-			info "daemon-reload: after: $(window "$s1" "$s2" "$FAKEGPU") -> $result; devices.list: $(tr '\n' ';' < "$v1cg/devices.list")"
+			observe "$unit" "$unit" "$FAKEGPU" "$s0"
+			result=$OP_RESULT
+			info "daemon-reload: after: $OP_AFTER -> $result; devices.list: $(tr '\n' ';' < "$v1cg/devices.list")"
 			if [ "$result" = revokes ]; then
 				pass v1_daemon_reload_revokes_devcg_v1_grant
 			else

@@ -127,14 +127,8 @@ check() {
 		stop_workload "$unit"
 		return
 	fi
-	settle "$unit"
-	wait_gens "$unit" 3
-	s1=$(snapshot "$unit")
-	wait_gens "$unit" 5
-	s2=$(snapshot "$unit")
-	during=$(window "$s0" "$s1" "$FAKEGPU")
-	after=$(window "$s1" "$s2" "$FAKEGPU")
-	result=$(outcome "$s0" "$s1" "$s2" "$FAKEGPU")
+	observe "$unit" "$unit" "$FAKEGPU" "$s0"
+	during=$OP_DURING after=$OP_AFTER result=$OP_RESULT
 	info "$name: ${words[*]}: during: $during; after: $after -> $result"
 	info "  $(devcg show "$cg" 2>&1 | grep '^#' | tr '\n' ' ')"
 	if [ "$result" = "$expect" ]; then
