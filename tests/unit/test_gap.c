@@ -75,6 +75,61 @@ TEST(gap_counts_denials_inside_the_replay_and_not_after_it)
 	devcg_cgpaths_free(paths);
 }
 
+static struct devcg_trace_event check_ev(uint64_t ts, uint32_t tid)
+{
+	struct devcg_trace_event e = { .type = DEVCG_EV_DEV_CHECK, .ts_ns = ts, .ts_exit_ns = ts,
+				       .pid = 9, .tid = tid, .devices_cg = CG, .ret = -1 };
+
+	e.check.type = DEVCG_CHAR;
+	e.check.major = 1;
+	e.check.minor = 9;
+	return e;
+}
+
+/* An open refused inside the window whose return comes well after it
+ * (a slow machine): where the kernel's check is hooked, the open is placed
+ * at its check and counted; without the check (the control) it is not. */
+TEST(gap_places_a_late_return_at_its_check)
+{
+	struct devcg_cgpaths *paths;
+	struct devcg_gaps *g = fresh(&paths);
+	struct devcg_trace_event late;
+
+	feed(g, write_ev(1 * MS, DEVCG_FILE_DEVICES_DENY, "a"));
+	feed(g, check_ev(1 * MS + 20000, 10));
+	feed(g, write_ev(1 * MS + 40000, DEVCG_FILE_DEVICES_ALLOW, "c 1:9 rwm"));
+	late = denied_ev(20 * MS);
+	late.tid = 10;
+	feed(g, late);
+	/* another task's late refusal, with no check of its own */
+	late = denied_ev(21 * MS);
+	late.tid = 11;
+	feed(g, late);
+	devcg_gaps_flush(g, 0);
+	CHECK_INT(ngaps, 1);
+	CHECK_INT(last.denied, 1);
+	CHECK_INT(last.first_denied_ns, 1 * MS + 20000);
+	devcg_gaps_free(g);
+	devcg_cgpaths_free(paths);
+
+	/* a check is used once: a second refused open of the same task later
+	 * on is placed at its own return */
+	g = fresh(&paths);
+	feed(g, write_ev(1 * MS, DEVCG_FILE_DEVICES_DENY, "a"));
+	feed(g, check_ev(1 * MS + 20000, 10));
+	feed(g, write_ev(1 * MS + 40000, DEVCG_FILE_DEVICES_ALLOW, "c 1:9 rwm"));
+	late = denied_ev(20 * MS);
+	late.tid = 10;
+	feed(g, late);
+	late.ts_ns = late.ts_exit_ns = 30 * MS;
+	feed(g, late);
+	devcg_gaps_flush(g, 0);
+	CHECK_INT(ngaps, 1);
+	CHECK_INT(last.denied, 1);
+	devcg_gaps_free(g);
+	devcg_cgpaths_free(paths);
+}
+
 TEST(gap_takes_in_denials_between_writes_of_a_slow_replay)
 {
 	struct devcg_cgpaths *paths;

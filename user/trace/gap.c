@@ -23,8 +23,13 @@
 #include <bpf/bpf.h>
 
 #define BURST_NS 100000000ull /* a pause in writes that ends a replay */
-/* An open refused inside a window returns, and is stamped, a little later. */
+/* An open refused inside a window returns, and is stamped, a little later.
+ * Where the kernel's check itself is hooked (fentry, kprobes), the refused
+ * open is placed at its check instead (the same task's last denied check
+ * before the open returned, at most CHECK_AGE_NS before). */
 #define LATE_NS 2000000ull
+#define CHECK_AGE_NS 1000000000ull
+#define MAX_CHECKS 64
 #define FREEZE_LOOKBACK_NS 2000000000ull
 #define MAX_PROGS 64
 
@@ -65,6 +70,9 @@ struct devcg_gaps {
 	struct freeze *freezes;
 	size_t nfreeze;
 	uint64_t lost;
+	/* the latest denied checks (DEVCG_EV_DEV_CHECK), a ring */
+	struct { uint32_t tid; uint64_t ts; } checks[MAX_CHECKS];
+	size_t next_check;
 };
 
 struct devcg_gaps *devcg_gaps_new(struct devcg_cgpaths *paths, devcg_gap_cb cb, void *ctx)
@@ -229,25 +237,25 @@ static void add_device(uint32_t *n, void *devices, uint32_t type, uint32_t major
 	}
 }
 
-static void count_denied(struct window *w, const struct devcg_trace_event *ev, uint32_t type,
-			 uint32_t major, uint32_t minor)
+/* A refused open, refused at TS. */
+static void count_denied(struct window *w, uint64_t ts, uint32_t type, uint32_t major, uint32_t minor)
 {
 	struct devcg_gap *gap = &w->gap;
 
-	if (!w->open || ev->ts_ns < gap->start_ns)
+	if (!w->open || ts < gap->start_ns)
 		return;
-	if (ev->ts_ns > w->last_ns + LATE_NS) {
+	if (ts > w->last_ns + LATE_NS) {
 		struct tentative *t = &w->later;
 
 		if (!t->denied++)
-			t->first_ns = ev->ts_ns;
-		t->last_ns = ev->ts_ns;
+			t->first_ns = ts;
+		t->last_ns = ts;
 		add_device(&t->ndevices, t->devices, type, major, minor);
 		return;
 	}
 	if (!gap->denied++)
-		gap->first_denied_ns = ev->ts_ns;
-	gap->last_denied_ns = ev->ts_ns;
+		gap->first_denied_ns = ts;
+	gap->last_denied_ns = ts;
 	add_device(&gap->ndevices, gap->devices, type, major, minor);
 }
 
@@ -342,9 +350,30 @@ static void feed_bpf(struct devcg_gaps *g, const struct devcg_trace_event *ev)
 	}
 }
 
+/* When the open EV was refused: at the same task's latest denied check
+ * before it returned (taken, so that it places one open), else at its
+ * return. */
+static uint64_t refused_at(struct devcg_gaps *g, const struct devcg_trace_event *ev)
+{
+	size_t i, best = MAX_CHECKS;
+	uint64_t ts;
+
+	for (i = 0; i < MAX_CHECKS; i++)
+		if (g->checks[i].ts && g->checks[i].tid == ev->tid && g->checks[i].ts <= ev->ts_ns &&
+		    g->checks[i].ts + CHECK_AGE_NS >= ev->ts_ns &&
+		    (best == MAX_CHECKS || g->checks[i].ts > g->checks[best].ts))
+			best = i;
+	if (best == MAX_CHECKS)
+		return ev->ts_ns;
+	ts = g->checks[best].ts;
+	g->checks[best].ts = 0;
+	return ts;
+}
+
 void devcg_gaps_feed(struct devcg_gaps *g, const struct devcg_trace_event *ev, uint32_t dev_type,
 		     uint32_t dev_major, uint32_t dev_minor, uint64_t lost)
 {
+	uint64_t ts;
 	size_t i;
 
 	/* windows whose burst ended before this event close first */
@@ -357,13 +386,19 @@ void devcg_gaps_feed(struct devcg_gaps *g, const struct devcg_trace_event *ev, u
 	case DEVCG_EV_BPF_PROG_CHANGE:
 		feed_bpf(g, ev);
 		break;
+	case DEVCG_EV_DEV_CHECK:
+		g->checks[g->next_check].tid = ev->tid;
+		g->checks[g->next_check].ts = ev->ts_ns;
+		g->next_check = (g->next_check + 1) % MAX_CHECKS;
+		break;
 	case DEVCG_EV_OPEN_DENIED:
+		ts = refused_at(g, ev);
 		for (i = 0; i < g->n1; i++)
 			if (g->v1[i].gap.cgroup_id == ev->devices_cg)
-				count_denied(&g->v1[i], ev, dev_type, dev_major, dev_minor);
+				count_denied(&g->v1[i], ts, dev_type, dev_major, dev_minor);
 		for (i = 0; i < g->n2; i++)
 			if (g->v2[i].gap.cgroup_id == ev->cgroup_id)
-				count_denied(&g->v2[i], ev, dev_type, dev_major, dev_minor);
+				count_denied(&g->v2[i], ts, dev_type, dev_major, dev_minor);
 		break;
 	}
 }
