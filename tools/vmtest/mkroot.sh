@@ -25,8 +25,10 @@ suite=${VMTEST_SUITE:-bookworm}
 # systemd as PID 1 and what the guest tests and their users drive;
 # usr-is-merged answers init-system-helpers' "usrmerge | usr-is-merged"
 # (the root is merged already), so usrmerge and with it the whole of perl
-# (50 MB the guest copies at each boot) can go (the customize hook below)
-base="systemd-sysv dbus runc crun podman conmon busybox-static usr-is-merged"
+# (50 MB the guest copies at each boot) can go (the customize hook below);
+# bpftool (2 MB) lets a guest script pin a program and list a cgroup's
+# programs (guest/bpfprogram.sh)
+base="systemd-sysv dbus runc crun podman conmon busybox-static usr-is-merged bpftool"
 unneeded="usrmerge libfile-find-rule-perl libnumber-compare-perl libtext-glob-perl perl libperl5.36 perl-modules-5.36"
 pkgs=$(printf '%s\n' $base "$@" | LC_ALL=C sort -u | tr '\n' ' ')
 mirror=${VMTEST_MIRROR:-}
