@@ -868,7 +868,8 @@ static pid_t trace_start(const char *log)
 			break;
 		usleep(10 * 1000);
 	}
-	usleep(100 * 1000);
+	/* what it does once, after its first line, is not its cost */
+	usleep(1000 * 1000);
 	return tp;
 }
 

@@ -156,9 +156,12 @@ if t:
     lines.append("| this host | 7 syscall tracepoints | %s | %s | %s | %s |" % (
         ratio(t), ratio(tf), ratio(tr), "%+.1f pp" % pp["median"] if pp else "n/a"))
     if guest:
-        lines.append("| %s (guest, TCG) | %s | %s | | | |" % (
+        gf = guest.get("fentry_floor_ratio")
+        lines.append("| %s (guest, TCG) | %s | %s | %s | | %s |" % (
             guest.get("kernel", "guest"), guest_hooks(guest),
-            "%.2fx (%.2f-%.2f, %d rounds)" % (guest["ratio"], guest["p10"], guest["p90"], guest.get("rounds", 0))))
+            "%.2fx (%.2f-%.2f, %d rounds)" % (guest["ratio"], guest["p10"], guest["p90"], guest.get("rounds", 0)),
+            "%.2fx (empty programs on its %d fentry/fexit hooks)" % (gf, guest.get("fentry_floor_hooks", 0)) if gf else "",
+            "%+.1f pp" % ((guest["ratio"] - gf) * 100) if gf else ""))
         if guest.get("tracepoint_ratio"):
             lines.append("| %s (guest, TCG) | `--hooks kprobe`: kprobes, and syscall tracepoints for bpf(2) and "
                          "the opens (as every trace did before), same rounds | %.2fx | | | |" % (
