@@ -195,8 +195,12 @@ if pp:
     targets.append(("devcg trace within 2 percentage points of its floor (this host)",
                     "%+.1f pp (%.3fx vs %.3fx)" % (pp["median"], t["median"], tf["median"]), pp["median"] <= 2.0))
 if guest:
+    # under TCG on a shared host the rounds may spread too widely to judge
+    spread = guest["p10"] < 0.95 or guest["p90"] > 1.15
     targets.append(("devcg trace at most 1.05x on the 6.1 guest (%s)" % guest_hooks(guest),
-                    "%.3fx" % guest["ratio"], guest["ratio"] <= 1.05))
+                    "%.2fx (rounds %.2f-%.2f)%s" % (guest["ratio"], guest["p10"], guest["p90"],
+                                                   ": too spread to judge" if spread else ""),
+                    guest["ratio"] <= 1.05 and not spread))
 else:
     targets.append(("devcg trace at most 1.05x on the 6.1 guest", "not measured in this run (make vmbench)", False))
 if t:
@@ -211,7 +215,8 @@ for n in (10, 100):
 lines.append("| target | measured | met |")
 lines.append("| --- | --- | --- |")
 for name, got, ok in targets:
-    lines.append("| %s | %s | %s |" % (name, got, "yes" if ok else "**no, missed**"))
+    lines.append("| %s | %s | %s |" % (name, got, "yes" if ok else
+                                       "**not shown**" if "too spread" in got else "**no, missed**"))
 lines.append("")
 if res.get("quick"):
     lines.append("(quick run: fewer repetitions)")
