@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # devcg: libdevcg, the devcg CLI, their BPF programs and tests.
 # All output goes to $(BUILD); `make V=1` shows full commands.
 
@@ -38,7 +39,7 @@ WARN     := -Wall -Wextra -Werror -Wno-missing-field-initializers -Wno-format-tr
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -fPIC -fvisibility=hidden \
 	-Iinclude -Iuser/lib -Iuser/trace -Ibpf -I$(BUILD)
-LDLIBS   := -lbpf -lelf -lz -ljansson -lsystemd
+LDLIBS   := -lbpf -lelf -lz -ljansson -lsystemd -lyaml
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 LIB_SRCS := $(wildcard user/lib/*.c)
@@ -130,7 +131,7 @@ $(BUILD)/tests/unit: $(UNIT_SRCS) tests/harness.h $(TRACE_OBJS) $(LIB_OBJS) | $(
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $(UNIT_SRCS) $(TRACE_OBJS) $(LIB_OBJS) $(LDLIBS)
 
-$(BUILD)/tests/kernel: $(KERNEL_SRCS) tests/harness.h tests/scratch.h tests/probe.h tests/reader.h $(TRACE_OBJS) $(LIB_OBJS) | $(BUILD)/tests
+$(BUILD)/tests/kernel: $(KERNEL_SRCS) tests/harness.h tests/scratch.h tests/probe.h tests/reader.h tests/kernel/ktest.h tests/runtime.h $(TRACE_OBJS) $(LIB_OBJS) | $(BUILD)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $(KERNEL_SRCS) $(TRACE_OBJS) $(LIB_OBJS) $(LDLIBS)
 

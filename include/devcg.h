@@ -263,8 +263,8 @@ struct devcg_replace_opts {
 	const char *fail_at;
 	/*
 	 * When CGROUP is a systemd unit's own cgroup (systemd as PID 1, on the
-	 * unified hierarchy), devcg first widens the unit's runtime
-	 * DeviceAllow= so that the device program systemd attaches on every
+	 * unified hierarchy), devcg widens the unit's runtime DeviceAllow=,
+	 * right after the swap, so that the device program systemd attaches on every
 	 * daemon-reload or set-property allows at least what devcg's does
 	 * (never narrowing it), and leaves systemd's own program in place.
 	 * NO_SYSTEMD turns that off.
@@ -428,6 +428,148 @@ struct devcg_oci_hook_opts {
  */
 DEVCG_API int devcg_oci_hook(const char *state, size_t len, struct devcg_oci_hook_opts *opts,
 			     struct devcg_error *err);
+/* ---- hot-plug: a device node and its permission in a running container - */
+
+/*
+ * One device for devcg_attach()/devcg_detach(): a host device node, made
+ * (or bind-mounted) at PATH in the container's mount namespace.
+ */
+struct devcg_hotplug_device {
+	const char *host_path; /* the host's node (followed if a symlink) */
+	const char *path;      /* in the container, absolute; NULL: host_path */
+	uint8_t access;        /* attach: the access to allow; 0: opts->access */
+	uint8_t set;           /* DEVCG_HOTPLUG_SET_* bits: which fields below are given */
+	uint32_t mode;         /* permission bits of the node; else the host node's */
+	uint32_t uid, gid;     /* its owner; else the host node's */
+};
+#define DEVCG_HOTPLUG_SET_MODE 1
+#define DEVCG_HOTPLUG_SET_UID 2
+#define DEVCG_HOTPLUG_SET_GID 4
+
+/* How attach puts a node in the container. */
+enum devcg_hotplug_method {
+	/* mknod, or a bind mount of the host node where the container cannot
+	 * hold a device node (its mount namespace belongs to another user
+	 * namespace, or the directory is on a nodev mount) */
+	DEVCG_HOTPLUG_AUTO = 0,
+	DEVCG_HOTPLUG_MKNOD = 1,
+	DEVCG_HOTPLUG_BIND = 2,
+};
+
+struct devcg_hotplug_opts {
+	size_t sz;
+	/* a process of the container: its mount namespace, and its cgroup when
+	 * no CGROUP is given; 0: a process of CGROUP */
+	int32_t pid;
+	/* CDI devices ("vendor/class=name"), NULL-terminated; each brings the
+	 * device nodes of its spec (its own and the spec's common ones) */
+	const char *const *cdi;
+	/* where CDI specs are read, NULL-terminated, later ones first when a
+	 * device is defined twice; NULL: /etc/cdi, /var/run/cdi */
+	const char *const *cdi_spec_dirs;
+	uint8_t access; /* attach: for devices without their own; 0: rwm */
+	uint8_t method; /* enum devcg_hotplug_method */
+	/* the permission swap on a cgroup with only others' device programs
+	 * starts from allow-all (as devcg_update with force) */
+	bool force;
+	/* Testing aid: fail with -EIO at this step ("swap", "mkdir", "mknod",
+	 * "rename", "bind", "unlink"); node steps fail at the last node that
+	 * needs one. NULL in normal use. */
+	const char *fail_at;
+	/* As in struct devcg_replace_opts: the permission swap keeps a systemd
+	 * unit's DeviceAllow= in step; NO_SYSTEMD turns that off. */
+	bool no_systemd;
+};
+
+/* What was done to a device's node and to its permission. */
+enum devcg_hotplug_node {
+	DEVCG_NODE_MADE = 1, /* mknod under a temporary name, renamed into place */
+	DEVCG_NODE_BOUND,    /* the host node bind-mounted (open_tree, move_mount) */
+	DEVCG_NODE_REPLACED, /* a node of other numbers, mode or owner was there */
+	DEVCG_NODE_PRESENT,  /* attach: already there */
+	DEVCG_NODE_REMOVED,  /* detach: unlinked (or unmounted and unlinked) */
+	DEVCG_NODE_ABSENT,   /* detach: not there */
+	DEVCG_NODE_KEPT,     /* detach: left alone (see the note) */
+};
+
+enum devcg_hotplug_permission {
+	DEVCG_PERM_ADDED = 1,      /* attach: allowed by this command */
+	DEVCG_PERM_ALREADY,        /* attach: the policy allowed it already */
+	DEVCG_PERM_REMOVED,        /* detach: its own exception removed */
+	DEVCG_PERM_NONE,           /* detach: it had none; not allowed */
+	DEVCG_PERM_STILL_ALLOWED,  /* detach: it had none of its own; a wider
+				    * exception or the default allows it */
+	DEVCG_PERM_KEPT,           /* detach: kept with its node (see the note) */
+};
+
+/* A process of the container that holds a detached device open. */
+struct devcg_hotplug_holder {
+	int32_t pid;
+	int32_t fd;
+	char comm[16];
+};
+
+struct devcg_hotplug_entry {
+	const char *host_path; /* NULL when not known (detach of a removed host node) */
+	const char *path;      /* in the container */
+	const char *cdi;       /* the CDI device it came from, or NULL */
+	uint8_t type;          /* DEVCG_CHAR or DEVCG_BLOCK */
+	uint32_t major, minor;
+	uint8_t access;        /* attach: allowed; detach: removed */
+	uint32_t mode, uid, gid; /* attach: the node's */
+	uint8_t node;          /* enum devcg_hotplug_node */
+	uint8_t permission;    /* enum devcg_hotplug_permission */
+	const char *note;      /* why, in words, or NULL */
+	size_t ndirs;          /* attach: parent directories it made */
+	const char *const *dirs;
+	size_t nholders;       /* detach: processes that still hold it open */
+	const struct devcg_hotplug_holder *holders;
+};
+
+/* Filled by the library; read-only to the caller. */
+struct devcg_hotplug_result {
+	char cgroup[4096];    /* relative to the cgroup2 mount */
+	int32_t pid;          /* the process whose mount namespace was used */
+	uint32_t prog_id;     /* the devcg program attached now (0: none) */
+	uint32_t replaced_id; /* the program the swap replaced (0: none) */
+	size_t count;
+	const struct devcg_hotplug_entry *entries;
+	/* the systemd unit kept in step ("": none) and the DeviceAllow=
+	 * entries added or widened for it, as in struct devcg_replace_opts */
+	char systemd_unit[256];
+	uint32_t systemd_entries;
+	/* the permission changed: a new devcg program is attached (the
+	 * cgroup's first when replaced_id is 0); false: nothing was swapped */
+	bool swapped;
+};
+
+/*
+ * Give the container of CGROUP (or of opts->pid; one may be NULL/0) the
+ * DEVICES and opts->cdi devices in one step: first the permission, for all
+ * of them in one compare-and-swap of its devcg policy, then each node, made
+ * under a temporary name with the host node's type and numbers and (unless
+ * given) mode and owner, and renamed into place. Parent directories are
+ * made as needed. What is there already is kept and reported, so attaching
+ * twice succeeds. On failure everything this call did is undone and the
+ * message says at which step. *RESULT (may be NULL) is set on success;
+ * free it with devcg_hotplug_result_free().
+ */
+DEVCG_API int devcg_attach(const char *cgroup, const struct devcg_hotplug_device *devices,
+			   size_t count, const struct devcg_hotplug_opts *opts,
+			   struct devcg_hotplug_result **result, struct devcg_error *err);
+/*
+ * Take them back: first the nodes (unlinked, or unmounted), then each
+ * device's own exception (the key attach adds: exactly its type, major and
+ * minor). A device allowed only by a wider exception ('c 195:* rw') or by
+ * a default-allow policy stays allowed: detach never adds a deny. For CDI
+ * devices, the spec's common nodes stay while another device of that spec
+ * is still in the container. Open files stay usable (the kernel checks at
+ * open); the processes that hold them are listed.
+ */
+DEVCG_API int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
+			   size_t count, const struct devcg_hotplug_opts *opts,
+			   struct devcg_hotplug_result **result, struct devcg_error *err);
+DEVCG_API void devcg_hotplug_result_free(struct devcg_hotplug_result *result);
 
 #ifdef __cplusplus
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /* A small test harness: every TEST runs in its own forked child, so a crash
  * or a failed CHECK ends only that test; the parent then runs the suite's
  * cleanup hook (kernel tests remove their scratch cgroups there). It ends

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* The prober and rule sequences of the differential kernel tests (probe.h). */
 #include "probe.h"
 #include "harness.h"

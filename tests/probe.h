@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * What the differential kernel tests share: a directory of device nodes, the
  * prober (a child process that sits in the cgroups under test and, on each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * Readers for kernel tests and the bench: child processes in a cgroup that
  * open device nodes in a tight loop, the way a service that opens

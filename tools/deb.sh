@@ -66,7 +66,7 @@ lib=usr/lib/$multiarch
 package "libdevcg$major" libs "$(shlibdeps "$stage/$lib/libdevcg.so.$version")" \
 	"device access policies for cgroups (shared library)" \
 	"$lib/libdevcg.so.$version" "$lib/libdevcg.so.$major"
-package libdevcg-dev libdevel "libdevcg$major (= $debver), libbpf-dev, libjansson-dev, libsystemd-dev" \
+package libdevcg-dev libdevel "libdevcg$major (= $debver), libbpf-dev, libjansson-dev, libsystemd-dev, libyaml-dev" \
 	"device access policies for cgroups (development files)" \
 	usr/include/devcg.h "$lib/libdevcg.so" "$lib/libdevcg.a" "$lib/pkgconfig/devcg.pc"
 package devcg admin "$(shlibdeps "$stage/usr/bin/devcg")" \

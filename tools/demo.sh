@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # make demo: the gap that devcg removes, measured on this machine.
 # A reader opens /dev/urandom and /dev/null in a tight loop inside a scratch
 # cgroup while the device policy is swapped many times:
@@ -6,7 +7,11 @@
 #   - then, as a control, a policy without /dev/urandom: EPERM, so the
 #     filter is really live;
 #   - where cgroup v1 devices is mounted, the deny-all-then-replay update
-#     that runtimes do today, on the same reader: EPERMs.
+#     that runtimes do today, on the same reader: EPERMs;
+#   - a hot-plug: devcg attach gives a pseudo-container (a process of the
+#     cgroup with its own mount namespace and a tmpfs as its /dev) a device
+#     no driver has, which it then opens (ENXIO: allowed, no driver), and
+#     devcg detach takes it back (ENOENT).
 # Everything it creates is removed on exit, also on failure.
 set -eu
 build=${1:-build}
@@ -23,9 +28,10 @@ v1=$(awk '$3 == "cgroup" && $4 ~ /(^|,)devices(,|$)/ {print $2; exit}' /proc/mou
 name=devcg-demo-$$
 work=$(mktemp -d)
 pids=""
+ctr=""
 cleanup() {
-	for p in $pids; do kill "$p" 2>/dev/null || true; done
-	for p in $pids; do wait "$p" 2>/dev/null || true; done
+	for p in $pids $ctr; do kill "$p" 2>/dev/null || true; done
+	for p in $pids $ctr; do wait "$p" 2>/dev/null || true; done
 	[ -d "$cg2/$name" ] && { "$devcg" reset "$cg2/$name" >/dev/null 2>&1 || true; rmdir "$cg2/$name" 2>/dev/null || true; }
 	[ -n "$v1" ] && [ -d "$v1/$name" ] && rmdir "$v1/$name" 2>/dev/null || true
 	rm -rf "$work"
@@ -106,8 +112,42 @@ if [ -n "$v1" ]; then
 	echo "  $cycles deny-all-then-replay cycles: reader saw $v1_eperm EPERMs ($(eperm "$work/v1.out" /dev/urandom) on /dev/urandom)"
 fi
 
+echo "== hot-plug: devcg attach and detach on a pseudo-container in $cg2/$name"
+# a char major no driver has: opening its node says ENXIO when allowed
+major=""
+for m in 240 241 242 243 244 245 246 247 248 249 250 251 252 253 254 234 235 236 237 238 239; do
+	awk -v m="$m" '/^Character/ {c = 1; next} /^Block/ {c = 0} c && $1 == m {f = 1} END {exit !f}' \
+		/proc/devices || { major=$m; break; }
+done
+mknod -m 0660 "$work/fakegpu0" c "$major" 0
+mkdir "$work/dev"
+"$devcg" replace "$cg2/$name" -f "$work/a.rules" >/dev/null
+sh -c 'echo $$ > "$1/cgroup.procs"; exec unshare -m --propagation private sh -c \
+	"mount -t tmpfs -o mode=755 tmpfs \"\$0\" && exec sleep 600" "$2"' - "$cg2/$name" "$work/dev" &
+ctr=$!
+until grep -q " $work/dev " "/proc/$ctr/mountinfo" 2>/dev/null; do sleep 0.01; done
+# open(2) of the node from inside: a process of the cgroup in its mount namespace
+use() {
+	sh -c 'echo $$ > "$1/cgroup.procs"; exec nsenter -t "$2" -m head -c0 "$3"' - "$cg2/$name" "$ctr" \
+		"$work/dev/gpu/fakegpu0" 2>&1 | sed 's/.*: //'
+}
+before=$(use)
+echo "  before attach, opening its dev/gpu/fakegpu0 in the container: $before"
+"$devcg" attach -p "$ctr" "$work/fakegpu0=$work/dev/gpu/fakegpu0" | sed 's/^/  /'
+during=$(use)
+echo "  after attach: $during (allowed: the open reached the missing driver)"
+nsenter -t "$ctr" -m ls -ln "$work/dev/gpu" | sed -n 's/^/  /; /fakegpu0/p'
+"$devcg" detach -p "$ctr" "$work/fakegpu0=$work/dev/gpu/fakegpu0" | sed 's/^/  /'
+after=$(use)
+echo "  after detach: $after"
+hotplug=failed
+case "$before|$during|$after" in
+"No such file or directory|No such device or address|No such file or directory") hotplug=ok ;;
+esac
+
 echo "== summary"
 echo "  devcg replace, $swaps swaps on v2:      $v2_eperm EPERM"
 echo "  v1 deny-all replay, $cycles cycles:      $v1_eperm EPERM"
 echo "  control (policy without /dev/urandom): $ctl EPERM"
-[ "$v2_eperm" = 0 ] && [ "$ctl" -gt 0 ]
+echo "  hot-plug (ENOENT, attach: ENXIO, detach: ENOENT): $hotplug"
+[ "$v2_eperm" = 0 ] && [ "$ctl" -gt 0 ] && [ "$hotplug" = ok ]

@@ -1,11 +1,12 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # Install what devcg builds and tests with, from Debian packages; idempotent.
 set -eu
-pkgs="make gcc g++ dpkg-dev clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool libjansson-dev libsystemd-dev pkg-config libclang-rt-14-dev runc crun busybox-static"
+pkgs="make gcc g++ dpkg-dev clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool libjansson-dev libsystemd-dev libyaml-dev pkg-config libclang-rt-14-dev runc crun busybox-static"
 # extra sets: 'deps.sh bench' adds what make bench needs
 case "${1:-}" in
 bench) pkgs="$pkgs python3 gnuplot-nox" ;;
-vmtest) pkgs="$pkgs qemu-system-x86" ;; # the guest kernel is fetched, not installed
+vmtest) pkgs="$pkgs qemu-system-x86 mmdebstrap" ;; # the guest kernel and root are fetched, not installed
 esac
 missing=""
 for p in $pkgs; do

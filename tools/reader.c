@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 // devcg-reader: open device nodes in a tight loop and count the EPERMs, the
 // way a service that opens /dev/urandom per request would meet a gap.
 // Usage: devcg-reader [-j] [-c CGROUP_PROCS_FILE] PATH...

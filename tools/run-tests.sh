@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # Run every test suite in BUILD and close with one total line that CI reads:
 # "N passed, N failed, N skipped".
 set -u

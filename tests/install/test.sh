@@ -56,7 +56,7 @@ check soname_is_the_major_version soname_is_the_major_version
 pc_names_the_prefix_and_private_requirements() {
 	grep -qx 'libdir=/usr/lib' "$lib/pkgconfig/devcg.pc" &&
 		grep -qx "Version: $version" "$lib/pkgconfig/devcg.pc" &&
-		grep -qx 'Requires.private: libbpf jansson libsystemd' "$lib/pkgconfig/devcg.pc"
+		grep -qx 'Requires.private: libbpf jansson libsystemd yaml-0.1' "$lib/pkgconfig/devcg.pc"
 }
 check pc_names_the_prefix_and_private_requirements pc_names_the_prefix_and_private_requirements
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Programs attached through a bpf_link held by another process (issue
  * "Hardening", 1 and 2). Such a link lives only as long as its holder, so
@@ -8,6 +9,7 @@
  */
 #include "devcg.h"
 #include "harness.h"
+#include "ktest.h"
 #include "reader.h"
 #include "scratch.h"
 
@@ -31,27 +33,6 @@
 
 static const char *const both_allow[2] = { "/dev/urandom", "/dev/null" };
 static const char *const a_denies[2] = { "/dev/full", "/dev/null" };
-
-static void need_v2(void)
-{
-	if (geteuid() != 0)
-		SKIP("needs root");
-	if (!scratch_cgroup2_root())
-		SKIP("no cgroup2 mount");
-}
-
-static struct devcg_policy *policy_of(const char *text)
-{
-	struct devcg_rules *rules = devcg_rules_new();
-	struct devcg_policy *p = devcg_policy_new();
-	struct devcg_error err = { 0 };
-
-	CHECK(rules && p);
-	CHECK_MSG(!devcg_rules_parse(rules, text, strlen(text), "test", NULL, &err), "%s", err.msg);
-	CHECK_MSG(!devcg_policy_apply_all(p, rules, &err), "%s", err.msg);
-	devcg_rules_free(rules);
-	return p;
-}
 
 /* The programs attached to CG itself. */
 static uint32_t attached(const char *cg, uint32_t *ids)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * --audit: the filter reports each denial to its ring buffer, with the
  * device, the access and the exception that decided.

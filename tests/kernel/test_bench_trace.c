@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * For make vmbench (tools/vmtest/vmbench.mk): the cost of `devcg trace` on
  * an open()+close() loop, with and without the trace in alternated rounds

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * The CLI's failures on a live system: a rule whose own verb is not the
  * command's grants nothing; missing privileges give one line naming the
@@ -7,6 +8,7 @@
  */
 #include "devcg.h"
 #include "harness.h"
+#include "ktest.h"
 #include "scratch.h"
 
 #include <errno.h>
@@ -33,14 +35,6 @@ static const char *devcg_bin(void)
 	const char *p = getenv("DEVCG");
 
 	return p ? p : "build/devcg";
-}
-
-static void need_v2(void)
-{
-	if (geteuid() != 0)
-		SKIP("needs root");
-	if (!scratch_cgroup2_root())
-		SKIP("no cgroup2 mount");
 }
 
 static bool tracefs_ready(void)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * The filter's lookups: a policy of thousands of exceptions is one hash
  * table in one frozen map value, probed in the kernel. Real device

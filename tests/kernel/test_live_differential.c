@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Live differential test (issue "Atomic replace"): the kernel's cgroup v1
  * devices controller against devcg's filter on cgroup v2.

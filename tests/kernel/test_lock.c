@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * The lock of devcg writers (issue "Hardening", 3): only root can hold it,
  * and waiting for it ends. An flock on the cgroup directory, which any
@@ -6,6 +7,7 @@
  */
 #include "devcg.h"
 #include "harness.h"
+#include "ktest.h"
 #include "internal.h"
 #include "scratch.h"
 
@@ -24,27 +26,6 @@
 
 /* A hang guard only: the old code waited here forever. */
 #define HANG_GUARD_S 60
-
-static void need_v2(void)
-{
-	if (geteuid() != 0)
-		SKIP("needs root");
-	if (!scratch_cgroup2_root())
-		SKIP("no cgroup2 mount");
-}
-
-static struct devcg_policy *policy_of(const char *text)
-{
-	struct devcg_rules *rules = devcg_rules_new();
-	struct devcg_policy *p = devcg_policy_new();
-	struct devcg_error err = { 0 };
-
-	CHECK(rules && p);
-	CHECK_MSG(!devcg_rules_parse(rules, text, strlen(text), "test", NULL, &err), "%s", err.msg);
-	CHECK_MSG(!devcg_policy_apply_all(p, rules, &err), "%s", err.msg);
-	devcg_rules_free(rules);
-	return p;
-}
 
 static uint32_t attached(const char *cg, uint32_t *ids)
 {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * What a cgroup argument may name (issue "Hardening", items 4, 5, 7, 14):
  * writers refuse every spelling of a root cgroup, a path too long is an
@@ -13,6 +14,7 @@
  */
 #include "devcg.h"
 #include "harness.h"
+#include "ktest.h"
 #include "scratch.h"
 
 #include <errno.h>
@@ -35,32 +37,11 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 
-static void need_v2(void)
-{
-	if (geteuid() != 0)
-		SKIP("needs root");
-	if (!scratch_cgroup2_root())
-		SKIP("no cgroup2 mount");
-}
-
 static const char *devcg_bin(void)
 {
 	const char *p = getenv("DEVCG");
 
 	return p ? p : "build/devcg";
-}
-
-static struct devcg_policy *policy_of(const char *text)
-{
-	struct devcg_rules *rules = devcg_rules_new();
-	struct devcg_policy *p = devcg_policy_new();
-	struct devcg_error err = { 0 };
-
-	CHECK(rules && p);
-	CHECK_MSG(!devcg_rules_parse(rules, text, strlen(text), "test", NULL, &err), "%s", err.msg);
-	CHECK_MSG(!devcg_policy_apply_all(p, rules, &err), "%s", err.msg);
-	devcg_rules_free(rules);
-	return p;
 }
 
 /* The ids of the device programs attached to DIR itself, as a string. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Real container runtimes (issue "A second kernel and real runtimes"):
  * Debian's runc and crun run a busybox container, devcg adopts the
@@ -48,6 +49,7 @@
  */
 #include "devcg.h"
 #include "harness.h"
+#include "runtime.h"
 #include "scratch.h"
 
 #include <dirent.h>
@@ -111,7 +113,7 @@ static bool crun_comm(const char *comm)
 	return !strcmp(comm, "crun") || !strncmp(comm, "memfd:crun", 10);
 }
 
-static const char *devcg_bin(void)
+const char *devcg_bin(void)
 {
 	const char *p = getenv("DEVCG");
 
@@ -358,12 +360,12 @@ static int devcg_json(json_t **out, const char *const args[])
 
 #define DEVCG(out, ...) devcg_json(out, (const char *const[]){ __VA_ARGS__, NULL })
 
-static long long jnum(json_t *o, const char *k)
+long long jnum(json_t *o, const char *k)
 {
 	return json_integer_value(json_object_get(o, k));
 }
 
-static const char *jstr(json_t *o, const char *k)
+const char *jstr(json_t *o, const char *k)
 {
 	json_t *v = json_object_get(o, k);
 
@@ -480,20 +482,6 @@ static bool memlock_shim_available(void)
 
 /* ---- containers ------------------------------------------------------------ */
 
-enum mode { V2, V1 };
-
-struct ctr {
-	const char *rt;          /* "runc" or "crun" */
-	enum mode mode;
-	bool shim;               /* crun's memlock raise made a no-op */
-	char dir[256];           /* bundle, runtime state, logs */
-	char id[64];
-	char scratch[PATH_MAX];  /* v2: bound on /sys/fs/cgroup; v1: in the devices hierarchy */
-	char cg[PATH_MAX];       /* the container's cgroup (host path) */
-	char rel[PATH_MAX];      /* the same, relative to its hierarchy's mount (devcg trace) */
-	int nlog;
-};
-
 /* In the child, before exec: the view of /sys/fs/cgroup the runtime gets. */
 static void enter_view(const struct ctr *c)
 {
@@ -571,7 +559,7 @@ static int rt_run_to(const struct ctr *c, const char *out, const char *const arg
 }
 
 /* The same with the output in a new log file, read back into BUF. */
-static int rt_run(struct ctr *c, char *buf, size_t size, const char *const args[])
+int rt_run(struct ctr *c, char *buf, size_t size, const char *const args[])
 {
 	char log[PATH_MAX];
 	int rc;
@@ -583,7 +571,6 @@ static int rt_run(struct ctr *c, char *buf, size_t size, const char *const args[
 	return rc;
 }
 
-#define RT(c, buf, ...) rt_run(c, buf, sizeof(buf), (const char *const[]){ __VA_ARGS__, NULL })
 
 /* Copy the file at PATH (following links) to the same path under ROOT. */
 static void copy_into(const char *root, const char *path, mode_t mode)
@@ -640,20 +627,6 @@ static void build_rootfs(const struct ctr *c)
 	}
 }
 
-/*
- * What a bundle may change from the tests' usual one (NULL fields keep it):
- * linux.resources.devices (RESOURCES; NO_RESOURCES leaves the list out),
- * linux.devices, hooks, annotations and the process's args, as JSON text.
- */
-struct bundle {
-	const char *resources;
-	bool no_resources;
-	const char *linux_devices;
-	const char *hooks;
-	const char *annotations;
-	const char *args;
-};
-
 static void write_config(const struct ctr *c, const char *cgroups_path, const struct bundle *b)
 {
 	static const struct bundle usual = { 0 };
@@ -697,7 +670,7 @@ static void write_config(const struct ctr *c, const char *cgroups_path, const st
 		"  \"resources\": %s,\n"
 		"%s%s%s"
 		"  \"namespaces\": [{\"type\": \"pid\"}, {\"type\": \"ipc\"}, {\"type\": \"uts\"},\n"
-		"                 {\"type\": \"mount\"}, {\"type\": \"network\"}]\n"
+		"                 {\"type\": \"mount\"}, {\"type\": \"network\"}%s]%s\n"
 		"}\n"
 		"}\n",
 		b->args ? b->args : "[\"/bin/sleep\", \"1000000\"]", c->dir,
@@ -705,7 +678,10 @@ static void write_config(const struct ctr *c, const char *cgroups_path, const st
 		b->annotations ? "\"annotations\": " : "", b->annotations ? b->annotations : "",
 		b->annotations ? ",\n" : "", cgroups_path, resources,
 		b->linux_devices ? "  \"devices\": " : "", b->linux_devices ? b->linux_devices : "",
-		b->linux_devices ? ",\n" : "");
+		b->linux_devices ? ",\n" : "", b->userns ? ", {\"type\": \"user\"}" : "",
+		b->userns ? ",\n  \"uidMappings\": [{\"containerID\": 0, \"hostID\": " USERNS_HOST_ID
+			    ", \"size\": 65536}],\n  \"gidMappings\": [{\"containerID\": 0, \"hostID\": "
+			    USERNS_HOST_ID ", \"size\": 65536}]" : "");
 	CHECK(!fclose(f));
 }
 
@@ -716,7 +692,7 @@ static pid_t live_owner;
 
 static void other_hierarchies_cleanup(void);
 
-static void ctr_destroy(struct ctr *c)
+void ctr_destroy(struct ctr *c)
 {
 	char out[4096];
 
@@ -788,12 +764,15 @@ static int ctr_create(struct ctr *c, const char *rt, enum mode mode, const struc
 	snprintf(text, sizeof(text), "%s %d %s %s\n", rt, (int)mode, c->id, c->scratch);
 	CHECK(!write_text(record, text));
 	build_rootfs(c);
+	/* the container's root (host uid USERNS_HOST_ID) walks to its rootfs */
+	if (b && b->userns)
+		CHECK(!chmod(c->dir, 0711));
 	write_config(c, cgpath, b);
 	return rt_run(c, out, outlen, (const char *const[]){ "run", "-d", "--bundle", c->dir, c->id, NULL });
 }
 
 /* The same, which must succeed: the container sleeps in its cgroup. */
-static void ctr_start_with(struct ctr *c, const char *rt, enum mode mode, const struct bundle *b)
+void ctr_start_with(struct ctr *c, const char *rt, enum mode mode, const struct bundle *b)
 {
 	char out[8192];
 	int rc = ctr_create(c, rt, mode, b, out, sizeof(out));
@@ -802,7 +781,7 @@ static void ctr_start_with(struct ctr *c, const char *rt, enum mode mode, const 
 	CHECK_MSG(access(c->cg, F_OK) == 0, "%s made no cgroup %s", rt, c->cg);
 }
 
-static void ctr_start(struct ctr *c, const char *rt, enum mode mode)
+void ctr_start(struct ctr *c, const char *rt, enum mode mode)
 {
 	ctr_start_with(c, rt, mode, NULL);
 }
@@ -824,14 +803,7 @@ static int fuse_open_in(struct ctr *c)
 	test_fail(__FILE__, __LINE__, "opening c 10:229 in the container: exit %d: %s", rc, out);
 }
 
-/* devcg-reader in the container (`RT exec -d`), opening /dev/urandom and
- * /dev/null in a loop until SIGTERM. */
-struct creader {
-	pid_t pid;
-	char out[PATH_MAX];
-};
-
-static void creader_start(struct ctr *c, struct creader *r)
+void creader_start(struct ctr *c, struct creader *r)
 {
 	char pidf[PATH_MAX], buf[8192];
 	int rc, n = c->nlog++;
@@ -857,7 +829,7 @@ static void creader_start(struct ctr *c, struct creader *r)
 }
 
 /* Stop it; its EPERMs and opens, [0] /dev/urandom, [1] /dev/null. */
-static void creader_stop(struct creader *r, unsigned long long eperm[2], unsigned long long opens[2])
+void creader_stop(struct creader *r, unsigned long long eperm[2], unsigned long long opens[2])
 {
 	char buf[8192];
 	int found = 0;
@@ -890,13 +862,9 @@ static void creader_stop(struct creader *r, unsigned long long eperm[2], unsigne
 
 /* ---- the trace ------------------------------------------------------------- */
 
-struct tracer {
-	pid_t pid;
-	char out[PATH_MAX];
-};
 
 /* `devcg -j trace --cgroup REL`, its lines in a file; returns once tracing. */
-static void tracer_start(struct tracer *t, struct ctr *c)
+void tracer_start(struct tracer *t, struct ctr *c)
 {
 	char buf[256];
 
@@ -948,7 +916,7 @@ static json_t *trace_lines(const char *path, bool (*pred)(json_t *))
 }
 
 /* Stop it (SIGINT, as Ctrl-C) and return its lines. */
-static json_t *tracer_stop(struct tracer *t)
+json_t *tracer_stop(struct tracer *t)
 {
 	int rc;
 
@@ -964,7 +932,7 @@ static bool is_gap_with_victims(json_t *o)
 	return !strcmp(jstr(o, "type"), "gap") && jnum(o, "denied") > 0;
 }
 
-static size_t count_gaps(json_t *all)
+size_t count_gaps(json_t *all)
 {
 	size_t i, n = 0;
 	json_t *o;
@@ -989,7 +957,7 @@ static bool has_flag(json_t *o, const char *flag)
 
 static void runtimes_cleanup(void);
 
-static void need(const char *rt, enum mode mode)
+void need(const char *rt, enum mode mode)
 {
 	char reader[PATH_MAX];
 	int st;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * The swap on a live cgroup v2 (issue "Atomic replace"): no gap under
  * readers, adoption of foreign programs in each attach mode, refusal of
@@ -7,6 +8,7 @@
  */
 #include "devcg.h"
 #include "harness.h"
+#include "ktest.h"
 #include "reader.h"
 #include "scratch.h"
 
@@ -25,14 +27,6 @@
 static const char *const reader_paths[2] = { "/dev/urandom", "/dev/null" };
 static struct readers *rd;
 
-static void need_v2(void)
-{
-	if (geteuid() != 0)
-		SKIP("needs root");
-	if (!scratch_cgroup2_root())
-		SKIP("no cgroup2 mount");
-}
-
 /* Two readers of /dev/urandom and /dev/null in CG. */
 static void begin_readers(const char *cg)
 {
@@ -50,19 +44,6 @@ static void end_readers(unsigned long eperm[2], unsigned long opens[2])
 	}
 	readers_free(rd);
 	rd = NULL;
-}
-
-static struct devcg_policy *policy_of(const char *text)
-{
-	struct devcg_rules *rules = devcg_rules_new();
-	struct devcg_policy *p = devcg_policy_new();
-	struct devcg_error err = { 0 };
-
-	CHECK(rules && p);
-	CHECK_MSG(!devcg_rules_parse(rules, text, strlen(text), "test", NULL, &err), "%s", err.msg);
-	CHECK_MSG(!devcg_policy_apply_all(p, rules, &err), "%s", err.msg);
-	devcg_rules_free(rules);
-	return p;
 }
 
 #define POLICY_A "deny a\nallow c 1:3 rwm\nallow c 1:9 rwm\nallow c 1:5 rwm\nallow c 136:* rw\n"

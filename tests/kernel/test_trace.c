@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * devcg trace end to end, on this kernel's hooks: the v1 deny-all replay
  * is reported as a gap with its writer and victims; devcg's atomic replace

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Differential test against the kernel's cgroup v1 devices controller: the
  * same random rule sequences are written to devices.allow / devices.deny of

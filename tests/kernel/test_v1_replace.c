@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * devcg replace --v1: moving a cgroup v1 devices cgroup between policies by
  * writes that never take away a device both policies allow.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* The CLI's promises that need no root: exit codes, JSON that stays JSON. */
 #include "harness.h"
 

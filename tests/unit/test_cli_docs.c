@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* The man page, `devcg --help` and each verb's --help name the same verbs
  * and options. */
 #include "harness.h"
@@ -8,7 +9,7 @@
 #include <unistd.h>
 
 static const char *const verbs[] = { "replace", "show", "check", "allow", "deny", "reset", "compile",
-				     "trace", "oci-hook" };
+				     "trace", "oci-hook", "attach", "detach" };
 
 static char *slurp_cmd(const char *cmd)
 {

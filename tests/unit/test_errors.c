@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* The library's errors as a caller meets them: untrusted text escaped in
  * messages, files that are no files of rules, options structs of another
  * size, and the rule verb a caller requires. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* Gap correlation on synthetic events (no kernel needed). */
 #include "harness.h"
 #include "trace.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* Randomized cross-checks with fixed seeds.
  *
  * The reference model below is deliberately naive: an ordered list and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* OCI JSON: config.json, a LinuxResources object, a bare array; defaults of
  * missing fields, and errors pointing at the offending element or field. */
 #include "testutil.h"

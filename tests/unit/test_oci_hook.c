@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* devcg_oci_hook() up to the cgroup lookup: the container state, the
  * bundle and the extra rules, and their errors (nothing here can attach:
  * every case fails before, the last ones at the lookup of the test's own

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* The devices.list text form: lines with or without a verb, comments, blank
  * lines, CRLF, tabs, every error with its SOURCE:LINE:COL, and the limits. */
 #include "testutil.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* Policy semantics, as security/device_cgroup.c: devcgroup_update_access()
  * with dev_exception_add()/dev_exception_rm() for writes, and
  * match_exception() (default deny) / match_exception_partial() (default

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* Revocation correlation on synthetic events (no kernel needed): programs
  * and cgroup paths come from tables here instead of the kernel. */
 #include "harness.h"

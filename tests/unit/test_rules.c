@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* The rule list (validation on add) and the canonical text of a rule. */
 #include "testutil.h"
 

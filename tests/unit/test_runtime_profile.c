@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* Runtime profiles: a config.json parsed with a runtime gives the list that
  * runtime installs (runc 1.1.5, crun 1.8.1), or an error where the runtime
  * refuses the list or no cgroup v1 policy reproduces its program. The real

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* systemd DeviceAllow= forms: /dev paths resolved with stat(), and
  * char-NAME / block-NAME globs resolved in (a fake) /proc/devices. */
 #include "testutil.h"

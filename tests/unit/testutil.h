@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /* Helpers shared by the unit tests (static inline: each test file includes
  * what it needs). Every helper that checks something takes the caller's
  * file and line through a macro, so a failure points at the test. */

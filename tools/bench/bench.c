@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 // make bench: devcg against the designs in use today, side by side in one
 // run. Benchmarks report numbers; nothing here passes or fails a test.
 //

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # make bench: numbers, not tests (see tools/bench/bench.c).
 BENCH_OUT := $(BUILD)/bench
 

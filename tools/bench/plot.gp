@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # Plots of make bench (dir is set by report.py).
 set terminal pngcairo size 900,540 noenhanced
 set logscale x

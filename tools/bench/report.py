@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """Turn build/bench/results.json into a Markdown report (results.md) and
 plots (gnuplot, where installed). An optional third argument names the
 guest's results (make vmbench), added to the trace's rows and targets."""

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # Fetch Debian's cloud kernel for the vmtest guest into DIR (build/vmtest)
 # with `apt-get download` and unpack it there with `dpkg -x`: nothing is
 # installed on the host. Leaves DIR/vmlinuz and DIR/kernel-release.

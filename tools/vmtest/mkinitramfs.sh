@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # Build the vmtest guest's initramfs (cpio newc, gzip) at OUT from:
 # busybox-static (sh, mount, switch_root, poweroff, ...), the project's
 # binaries from BUILD, the shared libraries they load (found with ldd) at

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # `make vmbench`: the trace's cost on an open loop (with and without
 # `devcg trace`, alternated rounds) in the vmtest guest (Debian's 6.1 under
 # qemu TCG, where fentry loads): boots the guest with only that test

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 // devcg check: decide one request against a rule file (or, later, a live cgroup).
 #include "cli.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /* The devcg CLI: one file per verb, all thin over libdevcg. */
 #ifndef DEVCG_CLI_H
 #define DEVCG_CLI_H
@@ -25,6 +26,7 @@ struct verb {
 
 extern const struct verb verb_compile, verb_check, verb_replace, verb_show, verb_allow,
 	verb_deny, verb_reset, verb_trace, verb_oci_hook;
+extern const struct verb verb_attach, verb_detach;
 
 /* Print a usage error and a one-line hint; returns EXIT_USAGE. */
 int cli_usage(struct cli *cli, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -74,6 +76,9 @@ int cli_one_cgroup(struct cli *cli, int argc, char **argv, const struct verb *v,
 
 /* devcg allow / devcg deny: one rule applied by compare-and-swap. */
 int cli_update(struct cli *cli, int argc, char **argv, uint8_t verb, const struct verb *v);
+
+/* devcg attach / devcg detach (attach.c). */
+int cli_hotplug(struct cli *cli, int argc, char **argv, bool attach, const struct verb *v);
 
 /* "rw", "m", ...: the letters of an access mask. */
 const char *cli_access_string(uint32_t access, char buf[4]);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 // Shared by the verbs: errors, usage, policies from files and arguments, output.
 #include "cli.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 // devcg compile: print the normalized policy of a rule list.
 #include "cli.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 // devcg deny: add one deny rule to a cgroup's live policy (compare-and-swap).
 #include "cli.h"
 

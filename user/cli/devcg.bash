@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # bash completion for devcg; source it, or install it as
 # /usr/share/bash-completion/completions/devcg
 _devcg()
@@ -12,7 +13,7 @@ _devcg()
 		esac
 	done
 	if [[ -z $verb ]]; then
-		COMPREPLY=($(compgen -W "replace show check allow deny reset compile trace oci-hook -j --json -h --help -V --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "replace show check allow deny reset compile trace oci-hook attach detach -j --json -h --help -V --version" -- "$cur"))
 		return
 	fi
 	case $prev in
@@ -20,6 +21,8 @@ _devcg()
 	--only) COMPREPLY=($(compgen -W "gap revoke writes denials" -- "$cur")); return ;;
 	--hooks) COMPREPLY=($(compgen -W "auto tracepoint kprobe fentry" -- "$cur")); return ;;
 	--runtime) COMPREPLY=($(compgen -W "runc crun $([[ $verb == oci-hook ]] && echo auto)" -- "$cur")); return ;;
+	--method) COMPREPLY=($(compgen -W "auto mknod bind" -- "$cur")); return ;;
+	--cdi-spec-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
 	esac
 	local opts="-j --json -h --help"
 	case $verb in
@@ -29,9 +32,14 @@ _devcg()
 	compile) opts="$opts -f --file --runtime" ;;
 	oci-hook) opts="$opts -f --file --runtime --no-systemd" ;;
 	trace) opts="$opts --cgroup --pid --comm --duration --only --hooks --stats" ;;
+	attach) opts="$opts -p --pid --access --mode --uid --gid --cdi --cdi-spec-dir --method --force --no-systemd" ;;
+	detach) opts="$opts -p --pid --cdi --cdi-spec-dir --force --no-systemd" ;;
 	esac
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+	elif [[ $verb == attach || $verb == detach ]]; then
+		# CGROUP, then host device nodes
+		COMPREPLY=($(compgen -f -- "$cur"))
 	else
 		COMPREPLY=($(compgen -d -- "$cur"))
 	fi

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 // devcg: manage device access for cgroups with atomically swapped BPF filters.
 #include "cli.h"
 
@@ -6,7 +7,7 @@
 
 static const struct verb *const verbs[] = {
 	&verb_replace, &verb_show, &verb_check, &verb_allow, &verb_deny, &verb_reset,
-	&verb_compile, &verb_trace, &verb_oci_hook,
+	&verb_compile, &verb_trace, &verb_oci_hook, &verb_attach, &verb_detach,
 };
 
 static void usage(FILE *f)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 // devcg oci-hook: install the runtime's device policy as an OCI hook.
 #include "cli.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 // devcg replace: install a policy on a cgroup, atomically.
 #include "cli.h"
 
@@ -118,7 +119,7 @@ const struct verb verb_replace = {
 	"bpf_link is not updated in the link (which lives only as long as its\n"
 	"holder): ours is attached beside it, then the link detached. When CGROUP\n"
 	"is a systemd unit's own cgroup (a service, or a container's scope), devcg\n"
-	"first widens the unit's runtime DeviceAllow= to hold the new policy, so that\n"
+	"then widens the unit's runtime DeviceAllow= to hold the new policy, so that\n"
 	"the program systemd attaches again on daemon-reload or set-property never\n"
 	"refuses what devcg allows; systemd's own program stays beside devcg's.\n\n"
 	"Options:\n"

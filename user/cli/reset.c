@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 // devcg reset: remove devcg's filter from a cgroup.
 #include "cli.h"
 

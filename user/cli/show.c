@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 // devcg show: the live policy of a cgroup, read back from its filter.
 #include "cli.h"
 

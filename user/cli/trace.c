@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 // devcg trace: device-permission jitter, and the writes that caused it.
 #include "cli.h"
 #include "trace.h"

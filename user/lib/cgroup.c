@@ -529,3 +529,46 @@ void devcg_mountinfo_unescape(char *s)
 {
 	unescape(s);
 }
+
+int devcg_proc_cgroup(int pid, char *rel, size_t len, char *v1, size_t v1len,
+		      struct devcg_error *err)
+{
+	char path[64], line[4608];
+	FILE *f;
+	int ret = -ENOENT;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/cgroup");
+	f = fopen(path, "re");
+	if (!f)
+		return devcg_err(err, errno == ENOENT ? -ESRCH : -errno, "process %d: %s", pid,
+				 errno == ENOENT ? "no such process" : strerror(errno));
+	if (v1)
+		v1[0] = '\0';
+	while (fgets(line, sizeof(line), f)) {
+		char *first = strchr(line, ':'), *second = first ? strchr(first + 1, ':') : NULL;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (!second)
+			continue;
+		if (!strncmp(line, "0::", 3)) {
+			snprintf(rel, len, "%s", line + 3);
+			ret = 0;
+		}
+		if (!v1)
+			continue;
+		*second = '\0';
+		/* "devices" among the controllers of a v1 line, not at its root */
+		char *save = NULL;
+
+		for (char *c = strtok_r(first + 1, ",", &save); c; c = strtok_r(NULL, ",", &save))
+			if (!strcmp(c, "devices") && strcmp(second + 1, "/"))
+				snprintf(v1, v1len, "%s", second + 1);
+	}
+	fclose(f);
+	if (ret)
+		return devcg_err(err, ret, "process %d is in no cgroup v2 cgroup", pid);
+	return 0;
+}

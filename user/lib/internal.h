@@ -119,6 +119,15 @@ int devcg_runtime_rules(struct devcg_rules *rules, enum devcg_runtime rt, const 
 			struct devcg_error *err);
 const char *devcg_runtime_name(enum devcg_runtime rt);
 
+/*
+ * The cgroup v2 path of PID (0: this process), its "0::PATH" line in
+ * /proc/PID/cgroup, as that file shows it; with V1 (may be NULL), the
+ * path of a cgroup v1 devices hierarchy below its root that also
+ * restricts PID ("" when none).
+ */
+int devcg_proc_cgroup(int pid, char *rel, size_t len, char *v1, size_t v1len,
+		      struct devcg_error *err);
+
 /* cgroup.c: undo mountinfo's \ooo escapes in place. */
 void devcg_mountinfo_unescape(char *s);
 
@@ -198,6 +207,14 @@ const char *devcg_privilege_missing(void); /* keeps errno */
  * privileges, or the attach mode of the cgroup or of an ancestor. */
 void devcg_attach_refusal(const struct devcg_cgroup *cg, uint32_t attach_flags, char *buf, size_t len);
 
+/* swap.c: devcg_update() with EDIT in place of one rule (hot-plug): EDIT
+ * returns 0 to swap the edited policy in, 1 for no change, or a negative
+ * errno; it is called again on each compare-and-swap retry. */
+typedef int (*devcg_policy_edit_fn)(struct devcg_policy *policy, void *ctx,
+				    struct devcg_error *err);
+int devcg_update_edit(const char *cgroup, devcg_policy_edit_fn edit, void *ctx,
+		      struct devcg_replace_opts *opts, struct devcg_error *err);
+
 /* filter.c: one filter version, loaded and frozen but not attached. */
 struct devcg_filter_version {
 	int prog_fd;
@@ -226,6 +243,15 @@ int devcg_filter_read(int prog_fd, struct devcg_policy **policy, bool *audit,
  * its name, 0 when there is none (or systemd is not PID 1), or an error.
  */
 int devcg_systemd_unit_of(const char *rel, char *unit, size_t len, struct devcg_error *err);
+/* One DeviceAllow= entry: a path or pattern systemd takes, and its access. */
+struct devcg_sd_entry {
+	char path[64];
+	uint8_t access;
+};
+/* What POLICY allows, said in systemd's DeviceAllow= forms (a superset
+ * where systemd cannot say it exactly), merged by path; the caller frees
+ * *OUT. */
+int devcg_systemd_entries(const struct devcg_policy *policy, struct devcg_sd_entry **out, size_t *n);
 /* systemd's own device program (bpf-devices.c names it so). */
 #define DEVCG_SYSTEMD_PROG_NAME "sd_devices"
 /* Widen UNIT's DeviceAllow= (runtime) to hold everything POLICY allows;

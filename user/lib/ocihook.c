@@ -36,37 +36,6 @@
 #define SYS_pidfd_send_signal 424
 #endif
 
-/* The "0::PATH" line of /proc/PID/cgroup (PID 0: self). */
-static int unified_path(int pid, char *buf, size_t len, struct devcg_error *err)
-{
-	char file[64], line[4200];
-	FILE *f;
-	int ret = -ENOENT;
-
-	if (pid)
-		snprintf(file, sizeof(file), "/proc/%d/cgroup", pid);
-	else
-		snprintf(file, sizeof(file), "/proc/self/cgroup");
-	f = fopen(file, "re");
-	if (!f)
-		return devcg_err(err, errno == ENOENT ? -ESRCH : -errno, "process %d: %s", pid,
-				 errno == ENOENT ? "no such process" : strerror(errno));
-	while (ret && fgets(line, sizeof(line), f)) {
-		size_t n = strcspn(line, "\n");
-
-		line[n] = '\0';
-		if (strncmp(line, "0::", 3))
-			continue;
-		snprintf(buf, len, "%s", line + 3);
-		ret = 0;
-	}
-	fclose(f);
-	if (ret)
-		return devcg_err(err, ret, "process %d is in no cgroup v2 cgroup (%s has no 0:: line)",
-				 pid, file);
-	return 0;
-}
-
 /* Does the cgroup directory DIR hold process PID? */
 static bool holds_pid(const char *dir, int pid)
 {
@@ -135,7 +104,7 @@ int devcg_pid_cgroup(int pid, char *buf, size_t len, struct devcg_error *err)
 
 	if (pid <= 0)
 		return devcg_err(err, -EINVAL, "pid %d: not a process", pid);
-	ret = unified_path(pid, path, sizeof(path), err);
+	ret = devcg_proc_cgroup(pid, path, sizeof(path), NULL, 0, err);
 	if (ret)
 		return ret;
 	/* never the root (every process of the machine) */
@@ -144,7 +113,7 @@ int devcg_pid_cgroup(int pid, char *buf, size_t len, struct devcg_error *err)
 				 "process %d is in the root cgroup: devcg never attaches a program there", pid);
 	if (strstr(path, " (deleted)"))
 		return devcg_err(err, -ENOENT, "process %d: its cgroup %s was removed", pid, path);
-	ret = unified_path(0, own, sizeof(own), err);
+	ret = devcg_proc_cgroup(0, own, sizeof(own), NULL, 0, err);
 	if (ret)
 		return ret;
 	if (!strcmp(path, own))

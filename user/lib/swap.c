@@ -423,13 +423,32 @@ out:
 }
 
 /*
- * Before devcg's filter changes on a unit's cgroup, the unit's DeviceAllow=
- * is widened to hold the new policy (systemd.c), so that the program
- * systemd attaches on its next reload never refuses what devcg allows.
- * Done first, so that it holds at every moment after the swap.
+ * A systemd unit's own cgroup: looked up before the swap, since systemd's
+ * program stays in place beside devcg's (leave_systemds()) and allow/deny
+ * may start from the unit's policy (read_own()).
  */
-static int systemd_step(struct devcg_cgroup *cg, const struct devcg_policy *policy,
-			struct devcg_replace_opts *opts, struct devcg_error *err)
+static int systemd_unit(struct devcg_cgroup *cg, const struct devcg_replace_opts *opts,
+			struct devcg_error *err)
+{
+	int ret;
+
+	if (DEVCG_OPT(opts, devcg_replace_opts, no_systemd, false))
+		return 0;
+	ret = devcg_systemd_unit_of(cg->rel, cg->unit, sizeof(cg->unit), err);
+	return ret < 0 ? ret : 0;
+}
+
+/*
+ * After the swap, the unit's DeviceAllow= is widened to hold the policy now
+ * in place (systemd.c), so that the program systemd attaches on its next
+ * reload never refuses what devcg allows. After, not before: widened first,
+ * systemd's program alone (a first install) would allow the wider entries
+ * for a moment, and a failed swap would leave them; widened after, a device
+ * the new policy adds is refused until systemd has the entry, and nothing
+ * that was allowed before and after is ever refused.
+ */
+static int systemd_widen(struct devcg_cgroup *cg, const struct devcg_policy *policy,
+			 struct devcg_replace_opts *opts, struct devcg_error *err)
 {
 	bool has = opts && DEVCG_OPTS_HAS(opts, devcg_replace_opts, systemd_entries);
 	size_t sent = 0;
@@ -439,16 +458,12 @@ static int systemd_step(struct devcg_cgroup *cg, const struct devcg_policy *poli
 		opts->systemd_unit[0] = '\0';
 		opts->systemd_entries = 0;
 	}
-	if (DEVCG_OPT(opts, devcg_replace_opts, no_systemd, false))
+	if (!cg->unit[0])
 		return 0;
-	if (!cg->unit[0]) {
-		ret = devcg_systemd_unit_of(cg->rel, cg->unit, sizeof(cg->unit), err);
-		if (ret <= 0)
-			return ret;
-	}
 	ret = devcg_systemd_widen(cg->unit, policy, &sent, err);
 	if (ret)
-		return ret;
+		return devcg_err_wrap(err, ret, "devcg's filter is in place on %s, but a reload of %s "
+				      "will refuse the devices it does not list", cg->rel, cg->unit);
 	if (has) {
 		snprintf(opts->systemd_unit, sizeof(opts->systemd_unit), "%s", cg->unit);
 		opts->systemd_entries = (uint32_t)sent;
@@ -496,9 +511,11 @@ int devcg_replace(const char *cgroup, const struct devcg_policy *policy,
 		return devcg_err(err, -EIO, "injected failure at resolve");
 	ret = devcg_cgroup_resolve(cgroup, DEVCG_RESOLVE_WRITE, &cg, err);
 	if (!ret)
-		ret = systemd_step(&cg, policy, opts, err);
+		ret = systemd_unit(&cg, opts, err);
 	if (!ret)
 		ret = replace_resolved(&cg, policy, opts, err);
+	if (!ret)
+		ret = systemd_widen(&cg, policy, opts, err);
 	devcg_cgroup_close(&cg);
 	return ret;
 }
@@ -554,11 +571,32 @@ static int read_own(struct devcg_cgroup *cg, bool force, struct devcg_policy **p
 	return ret;
 }
 
+/* devcg_update()'s edit: one rule, applied as a write to devices.allow/deny. */
+static int apply_rule(struct devcg_policy *policy, void *rule, struct devcg_error *err)
+{
+	return devcg_policy_apply(policy, rule, err);
+}
+
 int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 		 struct devcg_replace_opts *opts, struct devcg_error *err)
 {
+	return devcg_update_edit(cgroup, apply_rule, (void *)rule, opts, err);
+}
+
+/*
+ * The compare-and-swap loop of devcg_update(), for any change of the live
+ * policy (one rule; several at once for hot-plug): EDIT
+ * changes the live policy read (again on each retry), and the result is
+ * swapped in the same way, systemd step included. EDIT returns 0 to swap,
+ * 1 when the policy needs no change (nothing is swapped; opts->prog_id is
+ * the program read), or a negative errno.
+ */
+int devcg_update_edit(const char *cgroup, devcg_policy_edit_fn edit, void *ctx,
+		      struct devcg_replace_opts *opts, struct devcg_error *err)
+{
 	DEVCG_OPTS(devcg_replace_opts, o);
 	unsigned int seed = (unsigned int)getpid() ^ (unsigned int)time(NULL);
+	struct devcg_policy *swapped = NULL; /* the policy put in place */
 	struct devcg_cgroup cg;
 	bool need_lock = false;
 	int ret, tries;
@@ -568,14 +606,10 @@ int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 	if (opts)
 		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
 	o.sz = sizeof(o);
+	o.prog_id = o.replaced_id = 0;
 	ret = devcg_cgroup_resolve(cgroup, DEVCG_RESOLVE_WRITE, &cg, err);
-	/* a unit's cgroup: systemd's program stays, and the policy to start
-	 * from may be the unit's own (read_own) */
-	if (!ret && !o.no_systemd) {
-		int unit = devcg_systemd_unit_of(cg.rel, cg.unit, sizeof(cg.unit), err);
-
-		ret = unit < 0 ? unit : 0;
-	}
+	if (!ret)
+		ret = systemd_unit(&cg, &o, err);
 	for (tries = 0; !ret && tries < CAS_RETRIES; tries++) {
 		struct devcg_policy *policy = NULL;
 		struct devcg_lock lock = { .fd = -1 };
@@ -596,15 +630,24 @@ int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 			ret = read_own(&cg, o.force, &policy, &id, &audit, err);
 		}
 		if (!ret)
-			ret = devcg_policy_apply(policy, rule, err);
-		if (!ret) {
+			ret = edit(policy, ctx, err);
+		if (ret == 1) {
+			o.prog_id = id;
+			ret = 0;
+		} else if (!ret) {
 			o.expect_prog_id = id;
 			/* a filter with --audit keeps it: its readers follow the ring */
 			o.audit = DEVCG_OPT(opts, devcg_replace_opts, audit, false) || audit;
-			ret = systemd_step(&cg, policy, &o, err) ?: replace_once(&cg, policy, &o, lock.fd >= 0, err);
+			ret = replace_once(&cg, policy, &o, lock.fd >= 0, err);
+			if (!ret) {
+				swapped = policy;
+				policy = NULL;
+			}
 		}
 		devcg_lock_release(&lock);
 		devcg_policy_free(policy);
+		if (!ret)
+			break;
 		if (ret == NEEDS_LOCK) {
 			need_lock = true;
 			ret = 0;
@@ -618,6 +661,9 @@ int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 	}
 	if (!ret && tries == CAS_RETRIES)
 		ret = devcg_err(err, -EBUSY, "%s: gave up after %d conflicting updates", cg.rel, CAS_RETRIES);
+	if (!ret && swapped)
+		ret = systemd_widen(&cg, swapped, &o, err);
+	devcg_policy_free(swapped);
 	if (!ret && opts && DEVCG_OPTS_HAS(opts, devcg_replace_opts, replaced_id)) {
 		opts->prog_id = o.prog_id;
 		opts->replaced_id = o.replaced_id;

@@ -5,17 +5,18 @@
  * systemd (src/core/cgroup.c, cgroup_apply_devices; 252 here) builds its own
  * device program from a unit's DevicePolicy= and DeviceAllow= and attaches
  * it with BPF_F_ALLOW_MULTI whenever it re-applies the unit's cgroup
- * settings: on daemon-reload, and on any set-property that touches the
- * devices (what runc's systemd driver sends on every update). In multi mode
- * every program must allow, so a device devcg granted outside systemd's
- * list is refused from then on: a revocation.
+ * settings: on daemon-reload and daemon-reexec, and on any set-property of
+ * a resource, DeviceAllow= or not (MemoryMax=, CPUWeight=, ...: what runc's
+ * systemd driver sends on every update; seen in the systemd-v2 guest,
+ * tools/vmtest). In multi mode every program must allow, so a device devcg
+ * granted outside systemd's list is refused from then on: a revocation.
  *
- * devcg's answer: before devcg's own program allows a device, the unit's
- * DeviceAllow= list is widened so that systemd's program allows it too.
- * The list is kept a superset of what devcg allows, never narrowed: devcg's
- * program still decides exactly, and systemd's program can only ever say
- * yes where devcg says yes. The properties are runtime ones (nothing is
- * written to /etc). SetUnitProperties merges DeviceAllow= entries by path
+ * devcg's answer: right after devcg's own program is swapped in, the
+ * unit's DeviceAllow= list is widened so that systemd's program allows
+ * what it allows too (swap.c says why after, not before). The list is
+ * kept a superset of what devcg allows, never narrowed: systemd's program
+ * says yes at least wherever devcg's does, and devcg's decides exactly.
+ * The properties are runtime ones (nothing is written to /etc). SetUnitProperties merges DeviceAllow= entries by path
  * and replaces the access of an existing path (dbus-cgroup.c), so devcg
  * sends the union of the unit's access and its own for each path.
  *
@@ -44,10 +45,6 @@
 #define SD_MINOR_BITS 20
 #define MAX_ENTRIES 4096
 
-struct sd_entry {
-	char path[64];
-	uint8_t access;
-};
 
 /*
  * systemd as PID 1 creates /run/systemd/system (sd_booted()). Only on the
@@ -182,14 +179,14 @@ static void rwm_of(uint8_t a, char buf[4])
 }
 
 /* The unit's DevicePolicy= and DeviceAllow= entries. */
-static int read_unit(sd_bus *bus, const char *unit, char policy[16], struct sd_entry **out,
+static int read_unit(sd_bus *bus, const char *unit, char policy[16], struct devcg_sd_entry **out,
 		     size_t *n, struct devcg_error *err)
 {
 	sd_bus_error e = SD_BUS_ERROR_NULL;
 	sd_bus_message *reply = NULL;
 	const char *iface = cgroup_interface(unit);
 	char obj[512], *pol = NULL;
-	struct sd_entry *v = NULL;
+	struct devcg_sd_entry *v = NULL;
 	const char *path, *rwm;
 	int ret;
 
@@ -214,7 +211,7 @@ static int read_unit(sd_bus *bus, const char *unit, char policy[16], struct sd_e
 	if (ret >= 0)
 		ret = sd_bus_message_enter_container(reply, 'a', "(ss)");
 	while (ret >= 0 && (ret = sd_bus_message_read(reply, "(ss)", &path, &rwm)) > 0) {
-		struct sd_entry *grown;
+		struct devcg_sd_entry *grown;
 
 		if (*n == MAX_ENTRIES) {
 			ret = -E2BIG;
@@ -262,9 +259,9 @@ static void entry_of(const struct devcg_exception *ex, char *buf, size_t len)
 }
 
 /* Add PATH with ACCESS to the entries to send, merged by path. */
-static int want(struct sd_entry **v, size_t *n, const char *path, uint8_t access)
+static int want(struct devcg_sd_entry **v, size_t *n, const char *path, uint8_t access)
 {
-	struct sd_entry *grown;
+	struct devcg_sd_entry *grown;
 	size_t i;
 
 	for (i = 0; i < *n; i++) {
@@ -284,12 +281,35 @@ static int want(struct sd_entry **v, size_t *n, const char *path, uint8_t access
 	return 0;
 }
 
+int devcg_systemd_entries(const struct devcg_policy *policy, struct devcg_sd_entry **out, size_t *n_out)
+{
+	size_t i, n = devcg_policy_count(policy);
+	struct devcg_exception *ex = NULL;
+	int ret = 0;
+
+	*out = NULL;
+	*n_out = 0;
+	if (devcg_policy_default_allow(policy))
+		return want(out, n_out, "char-*", DEVCG_ACC_ALL) ?: want(out, n_out, "block-*", DEVCG_ACC_ALL);
+	ex = calloc(n ? n : 1, sizeof(*ex));
+	if (!ex)
+		return -ENOMEM;
+	n = devcg_policy_collect(policy, ex);
+	for (i = 0; !ret && i < n; i++) {
+		char path[64];
+
+		entry_of(&ex[i], path, sizeof(path));
+		ret = want(out, n_out, path, ex[i].access);
+	}
+	free(ex);
+	return ret;
+}
+
 int devcg_systemd_widen(const char *unit, const struct devcg_policy *policy, size_t *sent,
 			struct devcg_error *err)
 {
-	size_t i, n_have = 0, n_send = 0, n = devcg_policy_count(policy);
-	struct sd_entry *have = NULL, *send = NULL;
-	struct devcg_exception *ex = NULL;
+	size_t i, n_have = 0, n_send = 0;
+	struct devcg_sd_entry *have = NULL, *send = NULL;
 	sd_bus_error e = SD_BUS_ERROR_NULL;
 	sd_bus_message *m = NULL;
 	sd_bus *bus = NULL;
@@ -302,21 +322,7 @@ int devcg_systemd_widen(const char *unit, const struct devcg_policy *policy, siz
 		ret = read_unit(bus, unit, unit_policy, &have, &n_have, err);
 	if (ret)
 		goto out;
-	if (devcg_policy_default_allow(policy)) {
-		ret = want(&send, &n_send, "char-*", DEVCG_ACC_ALL) ?: want(&send, &n_send, "block-*", DEVCG_ACC_ALL);
-	} else {
-		ex = calloc(n ? n : 1, sizeof(*ex));
-		if (!ex)
-			ret = -ENOMEM;
-		if (!ret)
-			n = devcg_policy_collect(policy, ex);
-		for (i = 0; !ret && i < n; i++) {
-			char path[64];
-
-			entry_of(&ex[i], path, sizeof(path));
-			ret = want(&send, &n_send, path, ex[i].access);
-		}
-	}
+	ret = devcg_systemd_entries(policy, &send, &n_send);
 	if (ret) {
 		devcg_err(err, ret, "systemd: cannot prepare the device list of %s: %s", unit, strerror(-ret));
 		goto out;
@@ -376,7 +382,6 @@ int devcg_systemd_widen(const char *unit, const struct devcg_policy *policy, siz
 	else
 		ret = 0;
 out:
-	free(ex);
 	free(have);
 	free(send);
 	sd_bus_message_unref(m);
@@ -401,7 +406,7 @@ int devcg_systemd_policy(const char *unit, const struct devcg_parse_opts *popts,
 		"allow /run/systemd/inaccessible/blk rwm\nallow char-pts rw\n";
 	struct devcg_rules *rules = devcg_rules_new();
 	struct devcg_policy *policy = devcg_policy_new();
-	struct sd_entry *have = NULL;
+	struct devcg_sd_entry *have = NULL;
 	char unit_policy[16], source[300];
 	sd_bus *bus = NULL;
 	size_t n = 0, i;

@@ -1,0 +1,1602 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Hot-plug (issue "Hot-plug"): devcg_attach() and devcg_detach() give a
+ * running container a device -- node and permission -- and take it back.
+ *
+ * The device: a node of a char major no driver has (240 when free, else
+ * another of the range 234-254 that /proc/devices does not list). Opening
+ * it tells the three states apart: no node, ENOENT; a node the device
+ * cgroup refuses, EPERM (devcgroup_inode_permission() runs in may_open(),
+ * before the driver); a node it allows, ENXIO (chrdev_open() finds no
+ * driver). So every "allowed" below is an ENXIO that an EPERM control
+ * shows could have been otherwise.
+ *
+ * The containers: first pseudo-containers made here -- a child in a
+ * scratch cgroup that unshares a mount namespace (optionally inside a new
+ * user namespace, whose ids 0-65535 are the host's 100000-165535) and
+ * mounts a tmpfs on a scratch "dev" directory; it opens paths on request
+ * -- for the library's semantics, failure injection, idempotence,
+ * concurrency and open holders; then real runc and crun containers
+ * (tests/runtime.h).
+ */
+#include "devcg.h"
+#include "harness.h"
+#include "runtime.h"
+#include "scratch.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <bpf/bpf.h>
+
+#define VIDEO_GID 44
+#define NFAKE 8 /* fakegpu0..7: minors 0..7 */
+
+/* ---- the device ------------------------------------------------------------ */
+
+static bool major_listed(unsigned int major)
+{
+	char line[256];
+	bool chars = false, found = false;
+	FILE *f = fopen("/proc/devices", "re");
+
+	CHECK(f != NULL);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned int m;
+
+		if (!strncmp(line, "Character", 9))
+			chars = true;
+		else if (!strncmp(line, "Block", 5))
+			chars = false;
+		else if (chars && sscanf(line, "%u", &m) == 1 && m == major)
+			found = true;
+	}
+	fclose(f);
+	return found;
+}
+
+/* A char major without a driver: 240 if free. */
+static unsigned int fake_major(void)
+{
+	static unsigned int m;
+
+	if (m)
+		return m;
+	if (!major_listed(240))
+		return m = 240;
+	for (unsigned int c = 254; c >= 234; c--)
+		if (!major_listed(c))
+			return m = c;
+	SKIP("every char major of 234-254 has a driver here");
+}
+
+/* ---- pseudo-containers ------------------------------------------------------- */
+
+struct pc {
+	char cg[PATH_MAX];   /* its scratch cgroup */
+	char host[PATH_MAX]; /* host nodes: fakegpu0..7, fakectl, fake-uvm, fake-uvm-tools, zero */
+	char dev[PATH_MAX];  /* HOST/ctr: a tmpfs in the container's mount namespace */
+	bool userns;
+	pid_t pid;
+	int cmd[2], res[2];
+};
+
+enum { OP_OPEN = 'o', OP_HOLD = 'h', OP_READ_HELD = 'r', OP_QUIT = 'q' };
+
+struct req {
+	char op;
+	char path[PATH_MAX];
+};
+
+static int pc_main(void *arg)
+{
+	struct pc *p = arg;
+	struct req rq;
+	int held = -1;
+
+	close(p->cmd[1]);
+	close(p->res[0]);
+	if (p->userns) {
+		char ok;
+
+		if (unshare(CLONE_NEWUSER))
+			return 10;
+		/* the parent writes the id maps */
+		if (write(p->res[1], "u", 1) != 1 || read(p->cmd[0], &ok, 1) != 1)
+			return 11;
+		/* its root, as a runtime's init becomes it: host id 100000 */
+		if (setresgid(0, 0, 0) || setresuid(0, 0, 0))
+			return 16;
+	}
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		return 12;
+	if (mount("tmpfs", p->dev, "tmpfs", MS_NOSUID, "mode=755,size=1m"))
+		return 13;
+	if (write(p->res[1], "r", 1) != 1)
+		return 14;
+	while (read(p->cmd[0], &rq, sizeof(rq)) == (ssize_t)sizeof(rq) && rq.op != OP_QUIT) {
+		int ret = 0, fd;
+		char c;
+
+		switch (rq.op) {
+		case OP_OPEN:
+			fd = open(rq.path, O_RDONLY | O_CLOEXEC);
+			ret = fd < 0 ? errno : 0;
+			if (fd >= 0)
+				close(fd);
+			break;
+		case OP_HOLD:
+			held = open(rq.path, O_RDONLY | O_CLOEXEC);
+			ret = held < 0 ? -errno : held;
+			break;
+		case OP_READ_HELD:
+			ret = read(held, &c, 1) == 1 ? 0 : errno ? errno : EIO;
+			break;
+		}
+		if (write(p->res[1], &ret, sizeof(ret)) != (ssize_t)sizeof(ret))
+			return 15;
+	}
+	return 0;
+}
+
+static void write_map(pid_t pid, const char *file)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	CHECK_MSG(fd >= 0, "%s: %s", path, strerror(errno));
+	CHECK(write(fd, "0 " USERNS_HOST_ID " 65536\n", strlen("0 " USERNS_HOST_ID " 65536\n")) > 0);
+	close(fd);
+}
+
+static void host_node(struct pc *p, const char *name, unsigned int maj, unsigned int min, mode_t mode,
+		      gid_t gid)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", p->host, name);
+	CHECK_MSG(!mknod(path, S_IFCHR | mode, makedev(maj, min)), "mknod %s: %s", path, strerror(errno));
+	CHECK(!chmod(path, mode));
+	CHECK(!chown(path, 0, gid));
+}
+
+/* A pseudo-container with the host nodes and the base POLICY (rules, one
+ * per line; NULL: none installed). */
+static void pc_start(struct pc *p, bool userns, const char *policy)
+{
+	const char *root = scratch_cgroup2_root();
+	char path[PATH_MAX], c;
+
+	if (geteuid() != 0)
+		SKIP("needs root");
+	if (!root)
+		SKIP("no cgroup2 mount");
+	memset(p, 0, sizeof(*p));
+	p->userns = userns;
+	CHECK(!scratch_cgroup_create(root, p->cg, sizeof(p->cg)));
+	CHECK(!scratch_devdir_create(p->host, sizeof(p->host), (const struct scratch_node[]){ { "zero", 'c', 1, 5 } }, 1));
+	/* the root of a user-namespaced container is not in group video */
+	for (int i = 0; i < NFAKE; i++) {
+		snprintf(path, sizeof(path), "fakegpu%d", i);
+		host_node(p, path, fake_major(), (unsigned int)i, userns ? 0666 : 0660, VIDEO_GID);
+	}
+	host_node(p, "fakectl", fake_major(), 255, 0666, 0);
+	host_node(p, "fake-uvm", fake_major(), 254, 0666, 0);
+	host_node(p, "fake-uvm-tools", fake_major(), 253, 0666, 0);
+	/* the container's root (host uid 100000) walks down to its /dev */
+	CHECK(!chmod(p->host, 0755));
+	snprintf(p->dev, sizeof(p->dev), "%s/ctr", p->host);
+	CHECK(!mkdir(p->dev, 0755));
+	CHECK(!pipe2(p->cmd, O_CLOEXEC) && !pipe2(p->res, O_CLOEXEC));
+	p->pid = scratch_spawn(p->cg, pc_main, p);
+	CHECK(p->pid > 0);
+	close(p->cmd[0]);
+	close(p->res[1]);
+	if (userns) {
+		CHECK(read(p->res[0], &c, 1) == 1 && c == 'u');
+		write_map(p->pid, "uid_map");
+		write_map(p->pid, "gid_map");
+		CHECK(write(p->cmd[1], "m", 1) == 1);
+	}
+	CHECK_MSG(read(p->res[0], &c, 1) == 1 && c == 'r', "the pseudo-container did not start: exit %d",
+		  scratch_wait(p->pid));
+	if (policy) {
+		struct devcg_rules *rules = devcg_rules_new();
+		struct devcg_policy *pol = devcg_policy_new();
+		struct devcg_error err = { 0 };
+
+		CHECK_MSG(!devcg_rules_parse(rules, policy, strlen(policy), "policy", NULL, &err) &&
+				  !devcg_policy_apply_all(pol, rules, &err) && !devcg_replace(p->cg, pol, NULL, &err),
+			  "%s", err.msg);
+		devcg_rules_free(rules);
+		devcg_policy_free(pol);
+	}
+}
+
+static int pc_request(struct pc *p, char op, const char *path)
+{
+	struct req rq = { .op = op };
+	int ret;
+
+	snprintf(rq.path, sizeof(rq.path), "%s", path ? path : "");
+	CHECK(write(p->cmd[1], &rq, sizeof(rq)) == (ssize_t)sizeof(rq));
+	CHECK(read(p->res[0], &ret, sizeof(ret)) == (ssize_t)sizeof(ret));
+	return ret;
+}
+
+/* open(2) of the container's NAME (under its dev) from inside: 0 or errno. */
+static int pc_open(struct pc *p, const char *name)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", p->dev, name);
+	return pc_request(p, OP_OPEN, path);
+}
+
+/* The container's NAME, as the host sees it through /proc/PID/root. */
+static void pc_path(struct pc *p, const char *name, char *buf, size_t size)
+{
+	snprintf(buf, size, "/proc/%d/root%s/%s", (int)p->pid, p->dev, name);
+}
+
+static int pc_lstat(struct pc *p, const char *name, struct stat *st)
+{
+	char path[PATH_MAX];
+
+	pc_path(p, name, path, sizeof(path));
+	return lstat(path, st) ? -errno : 0;
+}
+
+/* mknod in the container's mount namespace, without any permission (what a
+ * node without its cgroup rule looks like). In a user-namespaced container
+ * its /dev takes only the ids mapped there: the node is made by a child
+ * with the container root's fsuid (which keeps CAP_MKNOD, as root). */
+static void pc_mknod(struct pc *p, const char *name, unsigned int maj, unsigned int min)
+{
+	char path[PATH_MAX];
+	pid_t pid;
+
+	pc_path(p, name, path, sizeof(path));
+	fflush(NULL);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (!pid) {
+		if (p->userns) {
+			struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+			struct __user_cap_data_struct data[2];
+
+			setfsgid((gid_t)atoi(USERNS_HOST_ID));
+			setfsuid((uid_t)atoi(USERNS_HOST_ID));
+			/* the fsuid change dropped CAP_MKNOD from the effective set */
+			if (!syscall(SYS_capget, &hdr, data)) {
+				data[0].effective = data[0].permitted;
+				data[1].effective = data[1].permitted;
+				syscall(SYS_capset, &hdr, data);
+			}
+		}
+		if (mknod(path, S_IFCHR | 0666, makedev(maj, min)) || chmod(path, 0666)) {
+			fprintf(stderr, "    mknod %s: %s\n", path, strerror(errno));
+			_exit(1);
+		}
+		_exit(0);
+	}
+	CHECK_INT(scratch_wait(pid), 0);
+}
+
+/* ---- what the container has: its dev tree and its policy --------------------- */
+
+struct snap {
+	char text[16384];
+	struct devcg_policy *policy;
+};
+
+static void snap_dir(struct snap *s, const char *base, const char *rel)
+{
+	char path[PATH_MAX];
+	struct dirent **names;
+	int n;
+
+	snprintf(path, sizeof(path), "%s%s", base, rel);
+	n = scandir(path, &names, NULL, alphasort);
+	CHECK_MSG(n >= 0, "scandir %s: %s", path, strerror(errno));
+	for (int i = 0; i < n; i++) {
+		char sub[PATH_MAX], full[PATH_MAX];
+		struct stat st;
+		size_t len = strlen(s->text);
+
+		if (!strcmp(names[i]->d_name, ".") || !strcmp(names[i]->d_name, "..")) {
+			free(names[i]);
+			continue;
+		}
+		snprintf(sub, sizeof(sub), "%s/%s", rel, names[i]->d_name);
+		snprintf(full, sizeof(full), "%s%s", base, sub);
+		free(names[i]);
+		CHECK(!lstat(full, &st));
+		snprintf(s->text + len, sizeof(s->text) - len, "%s %o %u:%u %u:%u ino %lu\n", sub,
+			 st.st_mode, major(st.st_rdev), minor(st.st_rdev), st.st_uid, st.st_gid,
+			 (unsigned long)st.st_ino);
+		if (S_ISDIR(st.st_mode))
+			snap_dir(s, base, sub);
+	}
+	free(names);
+}
+
+/* The container's dev tree (names, types, numbers, modes, owners, inodes),
+ * the mounts below it, and its devcg policy. */
+static void snap_take(struct pc *p, struct snap *s)
+{
+	char base[PATH_MAX], path[64], line[4096];
+	const struct devcg_program *own;
+	struct devcg_state *st;
+	struct devcg_error err = { 0 };
+	FILE *f;
+
+	memset(s, 0, sizeof(*s));
+	snprintf(base, sizeof(base), "/proc/%d/root%s", (int)p->pid, p->dev);
+	snap_dir(s, base, "");
+	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)p->pid);
+	f = fopen(path, "re");
+	CHECK(f != NULL);
+	while (fgets(line, sizeof(line), f)) {
+		char mnt[PATH_MAX];
+		size_t len = strlen(s->text);
+
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1 && !strncmp(mnt, p->dev, strlen(p->dev)) &&
+		    mnt[strlen(p->dev)] == '/')
+			snprintf(s->text + len, sizeof(s->text) - len, "mount %s\n", mnt);
+	}
+	fclose(f);
+	CHECK_MSG(!devcg_state_read(p->cg, &st, &err), "%s", err.msg);
+	own = devcg_state_own(st);
+	s->policy = own && own->policy ? devcg_policy_dup(own->policy) : devcg_policy_new();
+	devcg_state_free(st);
+}
+
+static bool snap_equal(const struct snap *a, const struct snap *b)
+{
+	return !strcmp(a->text, b->text) && devcg_policy_equal(a->policy, b->policy);
+}
+
+static void snap_free(struct snap *s)
+{
+	devcg_policy_free(s->policy);
+	s->policy = NULL;
+}
+
+static void check_same(const struct snap *a, const struct snap *b)
+{
+	CHECK_MSG(!strcmp(a->text, b->text), "the container's dev changed:\nbefore:\n%safter:\n%s", a->text,
+		  b->text);
+	CHECK_MSG(devcg_policy_equal(a->policy, b->policy), "the container's policy changed");
+}
+
+/* Does the live policy allow the device, by an exception of exactly its key? */
+static uint8_t own_access(struct pc *p, unsigned int maj, unsigned int min)
+{
+	struct snap s;
+	const struct devcg_exception *ex;
+	uint8_t acc = 0;
+
+	snap_take(p, &s);
+	ex = devcg_policy_exceptions(s.policy);
+	for (size_t i = 0; i < devcg_policy_count(s.policy); i++)
+		if (ex[i].type == DEVCG_CHAR && ex[i].major == maj && ex[i].minor == min)
+			acc = ex[i].access;
+	snap_free(&s);
+	return acc;
+}
+
+/* ---- calls ----------------------------------------------------------------------- */
+
+struct dev {
+	const char *host, *name; /* host node under p->host; path under p->dev */
+};
+
+static void fill(struct pc *p, const struct dev *d, size_t n, struct devcg_hotplug_device *out,
+		 char (*paths)[2][PATH_MAX])
+{
+	for (size_t i = 0; i < n; i++) {
+		snprintf(paths[i][0], PATH_MAX, "%s/%s", p->host, d[i].host);
+		snprintf(paths[i][1], PATH_MAX, "%s/%s", p->dev, d[i].name);
+		memset(&out[i], 0, sizeof(out[i]));
+		out[i].host_path = paths[i][0];
+		out[i].path = paths[i][1];
+	}
+}
+
+#define MAXD 8
+
+static int call(bool attach, struct pc *p, const struct dev *d, size_t n, struct devcg_hotplug_opts *o,
+		struct devcg_hotplug_result **r, struct devcg_error *err)
+{
+	struct devcg_hotplug_device devs[MAXD];
+	char paths[MAXD][2][PATH_MAX];
+	DEVCG_OPTS(devcg_hotplug_opts, dflt);
+
+	CHECK(n <= MAXD);
+	fill(p, d, n, devs, paths);
+	if (!o)
+		o = &dflt;
+	o->pid = p->pid;
+	memset(err, 0, sizeof(*err));
+	return attach ? devcg_attach(p->cg, devs, n, o, r, err) : devcg_detach(p->cg, devs, n, o, r, err);
+}
+
+/* Attach or detach, CHECKing success; the result (free it). */
+static struct devcg_hotplug_result *ok(bool attach, struct pc *p, const struct dev *d, size_t n,
+				       struct devcg_hotplug_opts *o)
+{
+	struct devcg_hotplug_result *r = NULL;
+	struct devcg_error err;
+	int ret = call(attach, p, d, n, o, &r, &err);
+
+	CHECK_MSG(ret == 0 && r, "devcg_%s: %d: %s", attach ? "attach" : "detach", ret, err.msg);
+	CHECK_INT(r->count, n);
+	return r;
+}
+
+#define BASE "deny a\nallow c 1:3 rwm\n"
+
+static const struct dev gpu0 = { "fakegpu0", "fakegpu0" };
+
+/* ---- 1. the three states, node and permission ----------------------------------- */
+
+TEST(hotplug_attach_allows_then_makes_the_node_and_detach_takes_both_back)
+{
+	struct devcg_hotplug_result *r;
+	struct snap before, after;
+	struct stat st, host;
+	char hpath[PATH_MAX];
+	struct pc p;
+
+	pc_start(&p, false, BASE);
+	snap_take(&p, &before);
+	CHECK_INT(pc_open(&p, "fakegpu0"), ENOENT);
+
+	r = ok(true, &p, &gpu0, 1, NULL);
+	CHECK_INT(r->entries[0].node, DEVCG_NODE_MADE);
+	CHECK_INT(r->entries[0].permission, DEVCG_PERM_ADDED);
+	CHECK_INT(r->entries[0].major, fake_major());
+	CHECK_INT(r->entries[0].access, DEVCG_ACC_ALL);
+	CHECK_INT(r->pid, p.pid);
+	CHECK(r->swapped && r->replaced_id != 0 && r->prog_id != r->replaced_id);
+	devcg_hotplug_result_free(r);
+	CHECK_INT(pc_open(&p, "fakegpu0"), ENXIO);
+	/* the node is the host's: type, numbers, mode and owner */
+	snprintf(hpath, sizeof(hpath), "%s/fakegpu0", p.host);
+	CHECK(!stat(hpath, &host));
+	CHECK(!pc_lstat(&p, "fakegpu0", &st));
+	CHECK_INT(st.st_mode, host.st_mode);
+	CHECK_INT(st.st_rdev, host.st_rdev);
+	CHECK_INT(st.st_uid, 0);
+	CHECK_INT(st.st_gid, VIDEO_GID);
+	CHECK_INT(own_access(&p, fake_major(), 0), DEVCG_ACC_ALL);
+
+	r = ok(false, &p, &gpu0, 1, NULL);
+	CHECK_INT(r->entries[0].node, DEVCG_NODE_REMOVED);
+	CHECK_INT(r->entries[0].permission, DEVCG_PERM_REMOVED);
+	CHECK_INT(r->entries[0].nholders, 0);
+	devcg_hotplug_result_free(r);
+	CHECK_INT(pc_open(&p, "fakegpu0"), ENOENT);
+	snap_take(&p, &after);
+	check_same(&before, &after);
+	snap_free(&before);
+	snap_free(&after);
+}
+
+TEST(hotplug_control_a_node_without_its_permission_is_refused_with_eperm)
+{
+	struct devcg_hotplug_result *r;
+	struct pc p;
+
+	pc_start(&p, false, BASE);
+	pc_mknod(&p, "fakegpu0", fake_major(), 0);
+	CHECK_INT(pc_open(&p, "fakegpu0"), EPERM);
+	/* attach: the node there is the device: only the permission changes */
+	r = ok(true, &p, &gpu0, 1, NULL);
+	CHECK_INT(r->entries[0].node, DEVCG_NODE_PRESENT);
+	CHECK_INT(r->entries[0].permission, DEVCG_PERM_ADDED);
+	devcg_hotplug_result_free(r);
+	CHECK_INT(pc_open(&p, "fakegpu0"), ENXIO);
+}
+
+TEST(hotplug_attach_twice_and_detach_twice_succeed_and_say_so_without_a_swap)
+{
+	struct devcg_hotplug_result *r;
+	uint32_t id;
+	struct pc p;
+
+	pc_start(&p, false, BASE);
+	devcg_hotplug_result_free(ok(true, &p, &gpu0, 1, NULL));
+	r = ok(true, &p, &gpu0, 1, NULL);
+	CHECK_INT(r->entries[0].node, DEVCG_NODE_PRESENT);
+	CHECK_INT(r->entries[0].permission, DEVCG_PERM_ALREADY);
+	CHECK(!r->swapped);
+	CHECK_INT(r->replaced_id, 0);
+	id = r->prog_id;
+	devcg_hotplug_result_free(r);
+	CHECK_INT(pc_open(&p, "fakegpu0"), ENXIO);
+
+	devcg_hotplug_result_free(ok(false, &p, &gpu0, 1, NULL));
+	r = ok(false, &p, &gpu0, 1, NULL);
+	CHECK_INT(r->entries[0].node, DEVCG_NODE_ABSENT);
+	CHECK_INT(r->entries[0].permission, DEVCG_PERM_NONE);
+	CHECK(!r->swapped);
+	CHECK_INT(r->replaced_id, 0);
+	CHECK(r->prog_id != id);
+	devcg_hotplug_result_free(r);
+	CHECK_INT(pc_open(&p, "fakegpu0"), ENOENT);
+}
+
+TEST(hotplug_attach_makes_missing_parent_directories_and_reports_them)
+{
+	static const struct dev deep = { "fakegpu0", "dri/by-path/card0" };
+	struct devcg_hotplug_result *r;
+	struct stat st;
+	struct pc p;
+
+	pc_start(&p, false, BASE);
+	r = ok(true, &p, &deep, 1, NULL);
+	CHECK_INT(r->entries[0].ndirs, 2);
+	CHECK(strstr(r->entries[0].dirs[0], "/ctr/dri") && !strstr(r->entries[0].dirs[0], "by-path"));
+	CHECK(strstr(r->entries[0].dirs[1], "/ctr/dri/by-path"));
+	devcg_hotplug_result_free(r);
+	CHECK(!pc_lstat(&p, "dri/by-path", &st) && S_ISDIR(st.st_mode));
+	CHECK_INT(pc_open(&p, "dri/by-path/card0"), ENXIO);
+	/* made once: the second attach makes none */
+	r = ok(true, &p, &deep, 1, NULL);
+	CHECK_INT(r->entries[0].ndirs, 0);
+	devcg_hotplug_result_free(r);
+}
+
+TEST(hotplug_given_mode_and_owner_are_the_nodes_and_a_different_one_is_replaced)
+{
+	struct devcg_hotplug_device d = { 0 };
+	struct devcg_hotplug_result *r = NULL;
+	struct devcg_error err = { 0 };
+	char host[PATH_MAX], path[PATH_MAX];
+	DEVCG_OPTS(devcg_hotplug_opts, o);
+	struct stat st;
+	ino_t ino;
+	struct pc p;
+
+	pc_start(&p, false, BASE);
+	o.pid = p.pid;
+	snprintf(host, sizeof(host), "%s/fakegpu0", p.host);
+	snprintf(path, sizeof(path), "%s/fakegpu0", p.dev);
+	d.host_path = host;
+	d.path = path;
+	d.set = DEVCG_HOTPLUG_SET_MODE | DEVCG_HOTPLUG_SET_UID | DEVCG_HOTPLUG_SET_GID;
+	d.mode = 0600;
+	d.uid = 1000;
+	d.gid = 1001;
+	CHECK_MSG(!devcg_attach(NULL, &d, 1, &o, &r, &err), "%s", err.msg);
+	CHECK_INT(r->entries[0].mode, 0600);
+	devcg_hotplug_result_free(r);
+	CHECK(!pc_lstat(&p, "fakegpu0", &st));
+	CHECK_INT(st.st_mode & 07777, 0600);
+	CHECK_INT(st.st_uid, 1000);
+	CHECK_INT(st.st_gid, 1001);
+	ino = st.st_ino;
+	/* another mode: the node is replaced in one rename */
+	d.mode = 0644;
+	CHECK_MSG(!devcg_attach(NULL, &d, 1, &o, &r, &err), "%s", err.msg);
+	CHECK_INT(r->entries[0].node, DEVCG_NODE_REPLACED);
+	CHECK(r->entries[0].note && strstr(r->entries[0].note, "mode 0600"));
+	devcg_hotplug_result_free(r);
+	CHECK(!pc_lstat(&p, "fakegpu0", &st));
+	CHECK_INT(st.st_mode & 07777, 0644);
+	CHECK(st.st_ino != ino);
+}
+
+/* ---- 2. what detach takes back ------------------------------------------------- */
+
+TEST(hotplug_detach_leaves_a_device_that_a_wider_rule_allows)
+{
+	struct devcg_hotplug_result *r;
+	struct snap before, after;
+	char policy[256];
+	struct pc p;
+
+	snprintf(policy, sizeof(policy), BASE "allow c %u:* rw\n", fake_major());
+	pc_start(&p, false, policy);
+	snap_take(&p, &before);
+	r = ok(true, &p, &gpu0, 1, &(struct devcg_hotplug_opts){ .sz = sizeof(struct devcg_hotplug_opts),
+								  .access = DEVCG_ACC_READ | DEVCG_ACC_WRITE });
+	CHECK_INT(r->entries[0].permission, DEVCG_PERM_ALREADY);
+	CHECK(r->entries[0].note && strstr(r->entries[0].note, ":* rw"));
+	CHECK_INT(r->replaced_id, 0);
+	devcg_hotplug_result_free(r);
+	CHECK_INT(pc_open(&p, "fakegpu0"), ENXIO);
+	r = ok(false, &p, &gpu0, 1, NULL);
+	CHECK_INT(r->entries[0].node, DEVCG_NODE_REMOVED);
+	CHECK_INT(r->entries[0].permission, DEVCG_PERM_STILL_ALLOWED);
+	CHECK(r->entries[0].note && strstr(r->entries[0].note, "still allowed (rw)"));
+	devcg_hotplug_result_free(r);
+	snap_take(&p, &after);
+	check_same(&before, &after);
+	/* it is still allowed: a node made again opens */
+	pc_mknod(&p, "fakegpu0", fake_major(), 0);
+	CHECK_INT(pc_open(&p, "fakegpu0"), ENXIO);
+	snap_free(&before);
+	snap_free(&after);
+}
+
+TEST(hotplug_detach_takes_back_the_devices_own_exception_even_from_the_base_policy)
+{
+	struct devcg_hotplug_result *r;
+	char policy[256];
+	struct pc p;
+
+	snprintf(policy, sizeof(policy), BASE "allow c %u:0 rw\n", fake_major());
+	pc_start(&p, false, policy);
+	pc_mknod(&p, "fakegpu0", fake_major(), 0);
+	CHECK_INT(pc_open(&p, "fakegpu0"), ENXIO);
+	r = ok(false, &p, &gpu0, 1, NULL);
+	CHECK_INT(r->entries[0].permission, DEVCG_PERM_REMOVED);
+	CHECK_INT(r->entries[0].access, DEVCG_ACC_READ | DEVCG_ACC_WRITE);
+	devcg_hotplug_result_free(r);
+	CHECK_INT(own_access(&p, fake_major(), 0), 0);
+	pc_mknod(&p, "fakegpu0", fake_major(), 0);
+	CHECK_INT(pc_open(&p, "fakegpu0"), EPERM);
+}
+
+TEST(hotplug_detach_on_a_default_allow_policy_adds_no_deny)
+{
+	struct devcg_hotplug_result *r;
+	struct snap before, after;
+	struct pc p;
+
+	pc_start(&p, false, "deny c 1:9 rwm\n");
+	snap_take(&p, &before);
+	pc_mknod(&p, "fakegpu0", fake_major(), 0);
+	r = ok(false, &p, &gpu0, 1, NULL);
+	CHECK_INT(r->entries[0].node, DEVCG_NODE_REMOVED);
+	CHECK_INT(r->entries[0].permission, DEVCG_PERM_STILL_ALLOWED);
+	CHECK(strstr(r->entries[0].note, "default"));
+	devcg_hotplug_result_free(r);
+	snap_take(&p, &after);
+	check_same(&before, &after);
+	snap_free(&before);
+	snap_free(&after);
+}
+
+TEST(hotplug_attach_under_a_wider_deny_of_a_default_allow_policy_is_refused_and_changes_nothing)
+{
+	struct devcg_hotplug_result *r = NULL;
+	struct devcg_error err;
+	struct snap before, after;
+	char policy[256];
+	struct pc p;
+
+	snprintf(policy, sizeof(policy), "deny c %u:* rwm\n", fake_major());
+	pc_start(&p, false, policy);
+	snap_take(&p, &before);
+	CHECK_INT(call(true, &p, &gpu0, 1, NULL, &r, &err), -EPERM);
+	CHECK(r == NULL);
+	CHECK_MSG(strstr(err.msg, "cannot be allowed alone"), "%s", err.msg);
+	snap_take(&p, &after);
+	check_same(&before, &after);
+	snap_free(&before);
+	snap_free(&after);
+}
+
+/* ---- 3. failure at each step leaves the container exactly as before -------------- */
+
+/*
+ * Three devices: fakegpu0 where a node of another device (zero, c 1:5)
+ * is (so it is exchanged), fakegpu1 in a directory to make, fakegpu2 in
+ * another directory to make; node steps fail at the last one, so the
+ * first two are undone. STEP is the fail_at step; METHOD how nodes are made.
+ */
+static void attach_fails_at(const char *step, bool userns, uint8_t method)
+{
+	static const struct dev d[3] = {
+		{ "fakegpu0", "fakegpu0" }, { "fakegpu1", "a/fakegpu1" }, { "fakegpu2", "b/c/fakegpu2" },
+	};
+	DEVCG_OPTS(devcg_hotplug_opts, o);
+	struct devcg_hotplug_result *r = NULL;
+	struct devcg_error err;
+	struct snap before, after;
+	struct pc p;
+	int ret;
+
+	pc_start(&p, userns, BASE);
+	pc_mknod(&p, "fakegpu0", 1, 5);
+	snap_take(&p, &before);
+	o.fail_at = step;
+	o.method = method;
+	ret = call(true, &p, d, 3, &o, &r, &err);
+	CHECK_MSG(ret == -EIO, "attach failing at %s: %d: %s", step, ret, err.msg);
+	CHECK(r == NULL);
+	CHECK_MSG(strstr(err.msg, "injected") && strstr(err.msg, "as before"), "%s", err.msg);
+	if (strcmp(step, "swap"))
+		CHECK_MSG(strstr(err.msg, step) && strstr(err.msg, "fakegpu2"), "%s", err.msg);
+	snap_take(&p, &after);
+	check_same(&before, &after);
+	snap_free(&after);
+	/* control: the same call without the failure changes both */
+	o.fail_at = NULL;
+	devcg_hotplug_result_free(ok(true, &p, d, 3, &o));
+	snap_take(&p, &after);
+	CHECK(!snap_equal(&before, &after));
+	CHECK_INT(pc_open(&p, "b/c/fakegpu2"), ENXIO);
+	snap_free(&before);
+	snap_free(&after);
+}
+
+TEST(hotplug_attach_failing_at_the_permission_swap_leaves_the_container_as_before)
+{
+	attach_fails_at("swap", false, DEVCG_HOTPLUG_AUTO);
+}
+
+TEST(hotplug_attach_failing_at_mkdir_leaves_the_container_as_before)
+{
+	attach_fails_at("mkdir", false, DEVCG_HOTPLUG_AUTO);
+}
+
+TEST(hotplug_attach_failing_at_mknod_leaves_the_container_as_before)
+{
+	attach_fails_at("mknod", false, DEVCG_HOTPLUG_AUTO);
+}
+
+TEST(hotplug_attach_failing_at_rename_leaves_the_container_as_before)
+{
+	attach_fails_at("rename", false, DEVCG_HOTPLUG_AUTO);
+}
+
+TEST(hotplug_attach_failing_at_the_bind_mount_leaves_a_userns_container_as_before)
+{
+	attach_fails_at("bind", true, DEVCG_HOTPLUG_AUTO);
+}
+
+static void detach_fails_at(const char *step)
+{
+	static const struct dev d[2] = { { "fakegpu0", "fakegpu0" }, { "fakegpu1", "a/fakegpu1" } };
+	DEVCG_OPTS(devcg_hotplug_opts, o);
+	struct devcg_hotplug_result *r = NULL;
+	struct devcg_error err;
+	struct snap before, after;
+	struct pc p;
+	int ret;
+
+	pc_start(&p, false, BASE);
+	devcg_hotplug_result_free(ok(true, &p, d, 2, NULL));
+	snap_take(&p, &before);
+	o.fail_at = step;
+	ret = call(false, &p, d, 2, &o, &r, &err);
+	CHECK_MSG(ret == -EIO, "detach failing at %s: %d: %s", step, ret, err.msg);
+	CHECK(r == NULL);
+	CHECK_MSG(strstr(err.msg, "injected") && strstr(err.msg, "as before"), "%s", err.msg);
+	snap_take(&p, &after);
+	/* the very nodes (same inodes) and the same policy */
+	check_same(&before, &after);
+	CHECK_INT(pc_open(&p, "a/fakegpu1"), ENXIO);
+	snap_free(&before);
+	snap_free(&after);
+}
+
+TEST(hotplug_detach_failing_at_unlink_leaves_the_container_as_before)
+{
+	detach_fails_at("unlink");
+}
+
+TEST(hotplug_detach_failing_at_the_permission_swap_puts_the_same_nodes_back)
+{
+	detach_fails_at("swap");
+}
+
+/* ---- 4. user namespaces: a bind mount of the host node --------------------------- */
+
+static bool is_mounted(struct pc *p, const char *name)
+{
+	char path[64], line[4096], want[PATH_MAX];
+	bool found = false;
+	FILE *f;
+
+	snprintf(want, sizeof(want), "%s/%s", p->dev, name);
+	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)p->pid);
+	f = fopen(path, "re");
+	CHECK(f != NULL);
+	while (fgets(line, sizeof(line), f)) {
+		char mnt[PATH_MAX];
+
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1 && !strcmp(mnt, want))
+			found = true;
+	}
+	fclose(f);
+	return found;
+}
+
+TEST(hotplug_a_userns_container_gets_the_host_node_bind_mounted_and_it_opens)
+{
+	static const struct dev other = { "fakegpu1", "fakegpu1" };
+	DEVCG_OPTS(devcg_hotplug_opts, o);
+	struct devcg_hotplug_result *r;
+	struct pc p;
+
+	pc_start(&p, true, BASE);
+	r = ok(true, &p, &gpu0, 1, NULL);
+	CHECK_INT(r->entries[0].node, DEVCG_NODE_BOUND);
+	CHECK(strstr(r->entries[0].note, "user namespace"));
+	CHECK_INT(r->entries[0].gid, VIDEO_GID);
+	devcg_hotplug_result_free(r);
+	CHECK(is_mounted(&p, "fakegpu0"));
+	CHECK_INT(pc_open(&p, "fakegpu0"), ENXIO);
+	/* control, and the reason: a node made there with mknod cannot be
+	 * opened (its file system belongs to the container's user namespace) */
+	pc_mknod(&p, "fakegpu1", fake_major(), 1);
+	CHECK_INT(pc_open(&p, "fakegpu1"), EACCES);
+	o.method = DEVCG_HOTPLUG_MKNOD;
+	r = ok(true, &p, &other, 1, &o);
+	CHECK_INT(r->entries[0].node, DEVCG_NODE_PRESENT);
+	devcg_hotplug_result_free(r);
+	CHECK_INT(pc_open(&p, "fakegpu1"), EACCES);
+	/* detach unmounts and removes it */
+	r = ok(false, &p, &gpu0, 1, NULL);
+	CHECK_INT(r->entries[0].node, DEVCG_NODE_REMOVED);
+	devcg_hotplug_result_free(r);
+	CHECK(!is_mounted(&p, "fakegpu0"));
+	CHECK_INT(pc_open(&p, "fakegpu0"), ENOENT);
+}
+
+TEST(hotplug_a_bind_mounted_node_cannot_take_another_mode)
+{
+	struct devcg_hotplug_device d = { 0 };
+	struct devcg_error err = { 0 };
+	char host[PATH_MAX], path[PATH_MAX];
+	DEVCG_OPTS(devcg_hotplug_opts, o);
+	struct snap before, after;
+	struct pc p;
+
+	pc_start(&p, true, BASE);
+	snap_take(&p, &before);
+	snprintf(host, sizeof(host), "%s/fakegpu0", p.host);
+	snprintf(path, sizeof(path), "%s/fakegpu0", p.dev);
+	d.host_path = host;
+	d.path = path;
+	d.set = DEVCG_HOTPLUG_SET_MODE;
+	d.mode = 0600;
+	o.pid = p.pid;
+	CHECK_INT(devcg_attach(NULL, &d, 1, &o, NULL, &err), -EINVAL);
+	CHECK_MSG(strstr(err.msg, "host's node"), "%s", err.msg);
+	snap_take(&p, &after);
+	check_same(&before, &after);
+	snap_free(&before);
+	snap_free(&after);
+}
+
+TEST(hotplug_a_symbolic_link_on_the_way_is_refused_and_nothing_is_made_where_it_points)
+{
+	static const struct dev via = { "fakegpu0", "escape/fakegpu0" };
+	struct devcg_hotplug_result *r = NULL;
+	struct devcg_error err;
+	char link[PATH_MAX], outside[PATH_MAX];
+	struct snap before, after;
+	struct pc p;
+
+	pc_start(&p, false, BASE);
+	/* the container points dev/escape at a directory of the host's */
+	snprintf(outside, sizeof(outside), "%s/outside", p.host);
+	CHECK(!mkdir(outside, 0755));
+	pc_path(&p, "escape", link, sizeof(link));
+	CHECK(!symlink(outside, link));
+	snap_take(&p, &before);
+	CHECK_INT(call(true, &p, &via, 1, NULL, &r, &err), -ELOOP);
+	CHECK_MSG(strstr(err.msg, "symbolic link"), "%s", err.msg);
+	snprintf(outside + strlen(outside), sizeof(outside) - strlen(outside), "/fakegpu0");
+	CHECK(access(outside, F_OK) && errno == ENOENT);
+	snap_take(&p, &after);
+	check_same(&before, &after);
+	/* detach leaves it alone too */
+	r = ok(false, &p, &via, 1, NULL);
+	CHECK_INT(r->entries[0].node, DEVCG_NODE_KEPT);
+	CHECK(strstr(r->entries[0].note, "symbolic link"));
+	devcg_hotplug_result_free(r);
+	snap_free(&before);
+	snap_free(&after);
+}
+
+/* ---- 5. open holders --------------------------------------------------------------- */
+
+TEST(hotplug_detach_lists_the_processes_that_hold_the_device_open)
+{
+	static const struct dev zero = { "zero", "zero" };
+	struct devcg_hotplug_result *r;
+	char path[PATH_MAX];
+	int fd;
+	struct pc p;
+
+	pc_start(&p, false, BASE);
+	devcg_hotplug_result_free(ok(true, &p, &zero, 1, NULL));
+	snprintf(path, sizeof(path), "%s/zero", p.dev);
+	fd = pc_request(&p, OP_HOLD, path);
+	CHECK_MSG(fd >= 0, "open %s in the container: %s", path, strerror(-fd));
+	r = ok(false, &p, &zero, 1, NULL);
+	CHECK_INT(r->entries[0].node, DEVCG_NODE_REMOVED);
+	CHECK_INT(r->entries[0].permission, DEVCG_PERM_REMOVED);
+	CHECK_INT(r->entries[0].nholders, 1);
+	CHECK_INT(r->entries[0].holders[0].pid, p.pid);
+	CHECK_INT(r->entries[0].holders[0].fd, fd);
+	devcg_hotplug_result_free(r);
+	/* the kernel checks at open only: the open file still reads */
+	CHECK_INT(pc_request(&p, OP_READ_HELD, NULL), 0);
+	CHECK_INT(pc_open(&p, "zero"), ENOENT);
+}
+
+/* ---- 6. concurrency -------------------------------------------------------------- */
+
+#define WORKERS 4
+#define WORKER_CYCLES 25
+
+struct worker {
+	struct pc *p;
+	int i;
+};
+
+/* Attach and detach fakegpuI, ending attached. */
+static int worker(struct worker *w)
+{
+	char host[64], name[64];
+	struct dev d = { host, name };
+	struct devcg_hotplug_result *r;
+	struct devcg_error err;
+
+	snprintf(host, sizeof(host), "fakegpu%d", w->i);
+	snprintf(name, sizeof(name), "w%d/fakegpu%d", w->i, w->i);
+	for (int c = 0; c < WORKER_CYCLES; c++) {
+		if (call(true, w->p, &d, 1, NULL, &r, &err) || call(false, w->p, &d, 1, NULL, &r, &err)) {
+			fprintf(stderr, "    worker %d: %s\n", w->i, err.msg);
+			return 1;
+		}
+		devcg_hotplug_result_free(r);
+	}
+	if (call(true, w->p, &d, 1, NULL, &r, &err)) {
+		fprintf(stderr, "    worker %d: %s\n", w->i, err.msg);
+		return 1;
+	}
+	devcg_hotplug_result_free(r);
+	return 0;
+}
+
+TEST(hotplug_concurrent_attach_and_detach_of_different_devices_lose_nothing)
+{
+	pid_t pids[WORKERS];
+	struct pc p;
+
+	pc_start(&p, false, BASE);
+	fflush(NULL);
+	for (int i = 0; i < WORKERS; i++) {
+		pids[i] = fork();
+		CHECK(pids[i] >= 0);
+		if (!pids[i]) {
+			struct worker w = { &p, i };
+
+			_exit(worker(&w));
+		}
+	}
+	for (int i = 0; i < WORKERS; i++)
+		CHECK_INT(scratch_wait(pids[i]), 0);
+	for (int i = 0; i < WORKERS; i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "w%d/fakegpu%d", i, i);
+		CHECK_MSG(own_access(&p, fake_major(), (unsigned int)i) == DEVCG_ACC_ALL, "fakegpu%d lost", i);
+		CHECK_INT(pc_open(&p, name), ENXIO);
+	}
+	/* the base policy too */
+	CHECK_INT(own_access(&p, 1, 3), DEVCG_ACC_ALL);
+}
+
+/* ---- 7. refusals ----------------------------------------------------------------- */
+
+static int plain_child(void *arg)
+{
+	(void)arg;
+	pause();
+	return 0;
+}
+
+TEST(hotplug_refuses_a_process_in_devcgs_own_mount_namespace)
+{
+	char host[PATH_MAX], cg[PATH_MAX];
+	struct devcg_hotplug_device d = { 0 };
+	struct devcg_error err = { 0 };
+	DEVCG_OPTS(devcg_hotplug_opts, o);
+	pid_t pid;
+
+	if (geteuid() != 0 || !scratch_cgroup2_root())
+		SKIP("needs root and cgroup2");
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	CHECK(!scratch_devdir_create(host, sizeof(host), (const struct scratch_node[]){ { "fakegpu0", 'c', 240, 0 } }, 1));
+	pid = scratch_spawn(cg, plain_child, NULL);
+	CHECK(pid > 0);
+	usleep(50 * 1000);
+	snprintf(host + strlen(host), sizeof(host) - strlen(host), "/fakegpu0");
+	d.host_path = host;
+	d.path = "/dev/devcg-test-never";
+	o.pid = pid;
+	CHECK_INT(devcg_attach(NULL, &d, 1, &o, NULL, &err), -EINVAL);
+	CHECK_MSG(strstr(err.msg, "own mount namespace"), "%s", err.msg);
+	CHECK(access("/dev/devcg-test-never", F_OK) && errno == ENOENT);
+}
+
+/* A container whose /dev is the host's (its mount namespace shares the
+ * host's devtmpfs): nothing is made there. */
+static int shared_dev_child(void *arg)
+{
+	(void)arg;
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		return 1;
+	pause();
+	return 0;
+}
+
+TEST(hotplug_refuses_a_container_whose_dev_is_the_hosts)
+{
+	char host[PATH_MAX], cg[PATH_MAX], target[128];
+	struct devcg_hotplug_device d = { 0 };
+	struct devcg_error err = { 0 };
+	DEVCG_OPTS(devcg_hotplug_opts, o);
+	struct stat st;
+	pid_t pid;
+	int ret;
+
+	if (geteuid() != 0 || !scratch_cgroup2_root())
+		SKIP("needs root and cgroup2");
+	if (stat("/dev", &st))
+		SKIP("no /dev here");
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	CHECK(!scratch_devdir_create(host, sizeof(host), (const struct scratch_node[]){ { "fakegpu0", 'c', 240, 0 } }, 1));
+	pid = scratch_spawn(cg, shared_dev_child, NULL);
+	CHECK(pid > 0);
+	usleep(50 * 1000);
+	snprintf(host + strlen(host), sizeof(host) - strlen(host), "/fakegpu0");
+	snprintf(target, sizeof(target), "/dev/devcg-test-%s-never", scratch_tag());
+	d.host_path = host;
+	d.path = target;
+	o.pid = pid;
+	ret = devcg_attach(NULL, &d, 1, &o, NULL, &err);
+	/* should the guard ever fail, the node made in the host's /dev goes */
+	if (!access(target, F_OK))
+		unlink(target);
+	CHECK_INT(ret, -EXDEV);
+	CHECK_MSG(strstr(err.msg, "host's /dev"), "%s", err.msg);
+}
+
+/* ---- 8. CDI: a device and its companions in one step ------------------------------ */
+
+/* A spec of kind devcg.test/gpu in P->host/cdi: devices "0" and "1"
+ * (fakegpu0, fakegpu1), and the common fakectl, fake-uvm (rw) and
+ * fake-uvm-tools (mode 0640) that every device of the kind needs. */
+static void cdi_spec(struct pc *p, char *dir, size_t size)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(dir, size, "%s/cdi", p->host);
+	CHECK(!mkdir(dir, 0755));
+	snprintf(path, sizeof(path), "%s/devcg-test.yaml", dir);
+	f = fopen(path, "we");
+	CHECK(f != NULL);
+	fprintf(f,
+		"cdiVersion: \"0.6.0\"\n"
+		"kind: devcg.test/gpu\n"
+		"devices:\n"
+		"  - name: \"0\"\n"
+		"    containerEdits:\n"
+		"      deviceNodes:\n"
+		"        - path: %s/fakegpu0\n"
+		"          hostPath: %s/fakegpu0\n"
+		"  - name: \"1\"\n"
+		"    containerEdits:\n"
+		"      deviceNodes:\n"
+		"        - {path: %s/fakegpu1, hostPath: %s/fakegpu1}\n"
+		"containerEdits:\n"
+		"  env: [\"DEVCG_TEST=1\"]\n"
+		"  deviceNodes:\n"
+		"    - {path: %s/fakectl, hostPath: %s/fakectl}\n"
+		"    - {path: %s/fake-uvm, hostPath: %s/fake-uvm, permissions: rw}\n"
+		"    - path: %s/fake-uvm-tools\n"
+		"      hostPath: %s/fake-uvm-tools\n"
+		"      fileMode: 0640\n",
+		p->dev, p->host, p->dev, p->host, p->dev, p->host, p->dev, p->host, p->dev, p->host);
+	CHECK(!fclose(f));
+}
+
+static const char *const companions[3] = { "fakectl", "fake-uvm", "fake-uvm-tools" };
+
+static int cdi_call(bool attach, struct pc *p, const char *dir, const char *const *names,
+		    struct devcg_hotplug_result **r, struct devcg_error *err)
+{
+	DEVCG_OPTS(devcg_hotplug_opts, o);
+	const char *dirs[2] = { dir, NULL };
+
+	o.pid = p->pid;
+	o.cdi = names;
+	o.cdi_spec_dirs = dirs;
+	memset(err, 0, sizeof(*err));
+	return attach ? devcg_attach(NULL, NULL, 0, &o, r, err) : devcg_detach(NULL, NULL, 0, &o, r, err);
+}
+
+TEST(hotplug_cdi_device_brings_its_four_nodes_allowed_in_one_swap)
+{
+	struct devcg_hotplug_result *r = NULL;
+	struct devcg_error err;
+	char dir[PATH_MAX];
+	struct snap s;
+	struct stat st;
+	uint32_t before;
+	struct pc p;
+
+	pc_start(&p, false, BASE);
+	cdi_spec(&p, dir, sizeof(dir));
+	snap_take(&p, &s);
+	snap_free(&s);
+	{
+		struct devcg_state *state;
+
+		CHECK(!devcg_state_read(p.cg, &state, NULL));
+		before = devcg_state_own(state)->id;
+		devcg_state_free(state);
+	}
+	CHECK_INT(pc_open(&p, "fakegpu0"), ENOENT);
+	CHECK_MSG(!cdi_call(true, &p, dir, (const char *[]){ "devcg.test/gpu=0", NULL }, &r, &err), "%s",
+		  err.msg);
+	CHECK_INT(r->count, 4);
+	/* one swap, from the program that was there */
+	CHECK_INT(r->replaced_id, before);
+	for (size_t i = 0; i < 4; i++) {
+		CHECK_INT(r->entries[i].node, DEVCG_NODE_MADE);
+		CHECK_INT(r->entries[i].permission, DEVCG_PERM_ADDED);
+		CHECK_STR(r->entries[i].cdi, "devcg.test/gpu=0");
+	}
+	CHECK_INT(r->entries[2].access, DEVCG_ACC_READ | DEVCG_ACC_WRITE);
+	devcg_hotplug_result_free(r);
+	CHECK_INT(pc_open(&p, "fakegpu0"), ENXIO);
+	for (int i = 0; i < 3; i++)
+		CHECK_INT(pc_open(&p, companions[i]), ENXIO);
+	CHECK(!pc_lstat(&p, "fake-uvm-tools", &st));
+	CHECK_INT(st.st_mode & 07777, 0640);
+	CHECK_INT(own_access(&p, fake_major(), 254), DEVCG_ACC_READ | DEVCG_ACC_WRITE);
+	/* control: the other device of the spec is not there */
+	CHECK_INT(pc_open(&p, "fakegpu1"), ENOENT);
+}
+
+TEST(hotplug_cdi_unknown_device_is_a_clear_error_and_changes_nothing)
+{
+	struct devcg_hotplug_result *r = NULL;
+	struct devcg_error err;
+	struct snap before, after;
+	char dir[PATH_MAX];
+	struct pc p;
+
+	pc_start(&p, false, BASE);
+	cdi_spec(&p, dir, sizeof(dir));
+	snap_take(&p, &before);
+	CHECK_INT(cdi_call(true, &p, dir, (const char *[]){ "devcg.test/gpu=0", "devcg.test/gpu=7", NULL }, &r,
+			   &err), -ENOENT);
+	CHECK(r == NULL);
+	CHECK_MSG(strstr(err.msg, "devcg.test/gpu=7 not found") && strstr(err.msg, "have 0, 1"), "%s", err.msg);
+	CHECK_INT(cdi_call(true, &p, dir, (const char *[]){ "nope.test/x=0", NULL }, &r, &err), -ENOENT);
+	CHECK_MSG(strstr(err.msg, "no spec of kind nope.test/x"), "%s", err.msg);
+	snap_take(&p, &after);
+	check_same(&before, &after);
+	snap_free(&before);
+	snap_free(&after);
+}
+
+TEST(hotplug_cdi_detach_keeps_the_common_nodes_while_another_device_of_the_spec_is_in)
+{
+	struct devcg_hotplug_result *r = NULL;
+	struct devcg_error err;
+	char dir[PATH_MAX];
+	struct pc p;
+
+	pc_start(&p, false, BASE);
+	cdi_spec(&p, dir, sizeof(dir));
+	CHECK_MSG(!cdi_call(true, &p, dir, (const char *[]){ "devcg.test/gpu=0", "devcg.test/gpu=1", NULL }, &r,
+			    &err), "%s", err.msg);
+	CHECK_INT(r->count, 5);
+	devcg_hotplug_result_free(r);
+	CHECK_MSG(!cdi_call(false, &p, dir, (const char *[]){ "devcg.test/gpu=0", NULL }, &r, &err), "%s",
+		  err.msg);
+	CHECK_INT(r->count, 4);
+	CHECK_INT(r->entries[0].node, DEVCG_NODE_REMOVED);
+	CHECK_INT(r->entries[0].permission, DEVCG_PERM_REMOVED);
+	for (size_t i = 1; i < 4; i++) {
+		CHECK_INT(r->entries[i].node, DEVCG_NODE_KEPT);
+		CHECK_INT(r->entries[i].permission, DEVCG_PERM_KEPT);
+		CHECK(strstr(r->entries[i].note, "devcg.test/gpu=1"));
+	}
+	devcg_hotplug_result_free(r);
+	CHECK_INT(pc_open(&p, "fakegpu0"), ENOENT);
+	CHECK_INT(pc_open(&p, "fakegpu1"), ENXIO);
+	for (int i = 0; i < 3; i++)
+		CHECK_INT(pc_open(&p, companions[i]), ENXIO);
+	/* the last device goes: the common nodes with it */
+	CHECK_MSG(!cdi_call(false, &p, dir, (const char *[]){ "devcg.test/gpu=1", NULL }, &r, &err), "%s",
+		  err.msg);
+	for (size_t i = 0; i < r->count; i++)
+		CHECK_INT(r->entries[i].node, DEVCG_NODE_REMOVED);
+	devcg_hotplug_result_free(r);
+	for (int i = 0; i < 3; i++)
+		CHECK_INT(pc_open(&p, companions[i]), ENOENT);
+	CHECK_INT(own_access(&p, fake_major(), 255), 0);
+}
+
+/* ---- 9. the CLI: -j output ---------------------------------------------------------- */
+
+/* `devcg -j ARGS...`: its exit code; its standard output in OUT. */
+static int devcg_cli(char *out, size_t size, const char *const args[])
+{
+	int fds[2], status;
+	size_t len = 0;
+	ssize_t n;
+	pid_t pid;
+
+	CHECK(!pipe2(fds, O_CLOEXEC));
+	fflush(NULL);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (!pid) {
+		const char *argv[32] = { devcg_bin(), "-j" };
+		size_t k = 2;
+
+		for (size_t i = 0; args[i] && k < 31; i++)
+			argv[k++] = args[i];
+		dup2(fds[1], 1);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	while (len + 1 < size && (n = read(fds[0], out + len, size - 1 - len)) > 0)
+		len += (size_t)n;
+	out[len] = '\0';
+	close(fds[0]);
+	CHECK(waitpid(pid, &status, 0) == pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+#define CLI(out, ...) devcg_cli(out, sizeof(out), (const char *const[]){ __VA_ARGS__, NULL })
+
+TEST(hotplug_cli_attach_and_detach_print_each_device_with_what_was_done)
+{
+	char out[16384], pid[16], dir[PATH_MAX];
+	json_t *o, *devs;
+	struct pc p;
+
+	if (access(devcg_bin(), X_OK))
+		SKIP("%s is not built", devcg_bin());
+	pc_start(&p, false, BASE);
+	cdi_spec(&p, dir, sizeof(dir));
+	snprintf(pid, sizeof(pid), "%d", (int)p.pid);
+	CHECK_INT(CLI(out, "attach", "-p", pid, "--cdi", "devcg.test/gpu=1", "--cdi-spec-dir", dir), 0);
+	o = json_loads(out, 0, NULL);
+	CHECK_MSG(o != NULL, "not JSON: %s", out);
+	CHECK_INT(jnum(o, "pid"), p.pid);
+	/* a scratch cgroup is no systemd unit's: nothing to keep in step */
+	CHECK(json_is_null(json_object_get(o, "systemd")));
+	devs = json_object_get(o, "devices");
+	CHECK_INT(json_array_size(devs), 4);
+	CHECK_STR(jstr(json_array_get(devs, 0), "node"), "made");
+	CHECK_STR(jstr(json_array_get(devs, 0), "permission"), "added");
+	CHECK_STR(jstr(json_array_get(devs, 0), "mode"), "0660");
+	CHECK_STR(jstr(json_array_get(devs, 0), "cdi"), "devcg.test/gpu=1");
+	CHECK_INT(jnum(json_array_get(devs, 0), "gid"), VIDEO_GID);
+	json_decref(o);
+	CHECK_INT(pc_open(&p, "fakegpu1"), ENXIO);
+	CHECK_INT(CLI(out, "detach", p.cg, "--no-systemd", "--cdi", "devcg.test/gpu=1", "--cdi-spec-dir", dir), 0);
+	o = json_loads(out, 0, NULL);
+	CHECK_MSG(o != NULL, "not JSON: %s", out);
+	devs = json_object_get(o, "devices");
+	CHECK_STR(jstr(json_array_get(devs, 3), "node"), "removed");
+	CHECK_STR(jstr(json_array_get(devs, 3), "permission"), "removed");
+	json_decref(o);
+	CHECK_INT(pc_open(&p, "fakegpu1"), ENOENT);
+	/* a failure is {"error", "errno"} and exit 1 */
+	CHECK_INT(CLI(out, "attach", "-p", pid, "--cdi", "devcg.test/gpu=9", "--cdi-spec-dir", dir), 1);
+	o = json_loads(out, 0, NULL);
+	CHECK_MSG(o && strstr(jstr(o, "error"), "not found") && jnum(o, "errno") == ENOENT, "%s", out);
+	json_decref(o);
+}
+
+/* ---- 10. real runc and crun containers ----------------------------------------------- */
+
+/* The host node /tmp/devcg-test-TAG-dev-XXX/fakegpu0 (mode MODE, group
+ * video) for a real container, made at /dev/fakegpu0 there. */
+struct rt_dev {
+	char dir[PATH_MAX], host[PATH_MAX];
+	struct devcg_hotplug_device d;
+};
+
+static void rt_dev_make(struct rt_dev *x, mode_t mode)
+{
+	memset(x, 0, sizeof(*x));
+	CHECK(!scratch_devdir_create(x->dir, sizeof(x->dir),
+				     (const struct scratch_node[]){ { "fakegpu0", 'c', fake_major(), 0 } }, 1));
+	snprintf(x->host, sizeof(x->host), "%s/fakegpu0", x->dir);
+	CHECK(!chmod(x->host, mode) && !chown(x->host, 0, VIDEO_GID));
+	x->d.host_path = x->host;
+	x->d.path = "/dev/fakegpu0";
+}
+
+/* What opening PATH in the container gives: 0 or the errno. */
+static int rt_open_path(struct ctr *c, const char *path)
+{
+	char out[4096], cmd[PATH_MAX];
+	int rc;
+
+	snprintf(cmd, sizeof(cmd), "head -c0 %s", path);
+	rc = RT(c, out, "exec", c->id, "/bin/sh", "-c", cmd);
+
+	if (rc == 0)
+		return 0;
+	if (strstr(out, "No such file or directory"))
+		return ENOENT;
+	if (strstr(out, "No such device or address"))
+		return ENXIO;
+	if (strstr(out, "Operation not permitted"))
+		return EPERM;
+	if (strstr(out, "Permission denied"))
+		return EACCES;
+	test_fail(__FILE__, __LINE__, "opening %s in the container: exit %d: %s", path, rc, out);
+}
+
+static int rt_open(struct ctr *c)
+{
+	return rt_open_path(c, "/dev/fakegpu0");
+}
+
+static pid_t rt_pid(struct ctr *c)
+{
+	char file[PATH_MAX + 32], buf[64];
+	FILE *f;
+	pid_t pid = 0;
+
+	snprintf(file, sizeof(file), "%s/cgroup.procs", c->cg);
+	f = fopen(file, "re");
+	CHECK(f != NULL);
+	if (fgets(buf, sizeof(buf), f))
+		pid = (pid_t)atoi(buf);
+	fclose(f);
+	CHECK(pid > 0);
+	return pid;
+}
+
+/* Install the container's own list (config.json) as a devcg policy: devcg
+ * cannot read the runtime's program, so it refuses to change it. */
+static void rt_adopt(struct ctr *c, struct rt_dev *x)
+{
+	struct devcg_rules *rules = devcg_rules_new();
+	struct devcg_policy *pol = devcg_policy_new();
+	struct devcg_error err = { 0 };
+	char config[PATH_MAX + 16];
+
+	/* refused first, and nothing made */
+	CHECK_INT(devcg_attach(c->cg, &x->d, 1, NULL, NULL, &err), -EBUSY);
+	CHECK_MSG(strstr(err.msg, "devcg replace"), "%s", err.msg);
+	CHECK_INT(rt_open(c), ENOENT);
+	snprintf(config, sizeof(config), "%s/config.json", c->dir);
+	CHECK_MSG(!devcg_rules_parse_file(rules, config, NULL, &err) && !devcg_policy_apply_all(pol, rules, &err) &&
+			  !devcg_replace(c->cg, pol, NULL, &err),
+		  "%s", err.msg);
+	devcg_rules_free(rules);
+	devcg_policy_free(pol);
+}
+
+static unsigned int cycles(void)
+{
+	const char *env = getenv("DEVCG_HOTPLUG_CYCLES");
+
+	return env && atoi(env) > 0 ? (unsigned int)atoi(env) : 1000;
+}
+
+static void runtime_hotplug(const char *rt)
+{
+	unsigned long long eperm[2] = { 0 }, opens[2] = { 0 };
+	struct devcg_hotplug_result *r;
+	struct devcg_error err = { 0 };
+	size_t i, changes = 0, gaps = 0;
+	char path[PATH_MAX], out[4096];
+	struct stat st, host;
+	struct creader rd;
+	struct tracer t;
+	struct rt_dev x;
+	struct ctr c;
+	json_t *all, *o;
+	uint32_t now;
+	int cfd, pfd, rc;
+
+	need(rt, V2);
+	rt_dev_make(&x, 0660);
+	ctr_start(&c, rt, V2);
+	rt_adopt(&c, &x);
+
+	/* control: a node the container makes itself (its list allows mknod
+	 * of any char device) is refused at open */
+	snprintf(path, sizeof(path), "%u", fake_major());
+	rc = RT(&c, out, "exec", c.id, "/bin/mknod", "/dev/fakegpu0", "c", path, "0");
+	CHECK_MSG(rc == 0, "mknod in the container: %s", out);
+	CHECK_INT(rt_open(&c), EPERM);
+	rc = RT(&c, out, "exec", c.id, "/bin/sh", "-c", "rm /dev/fakegpu0");
+	CHECK_MSG(rc == 0, "rm in the container: %s", out);
+	CHECK_INT(rt_open(&c), ENOENT);
+	/* with a real device its runtime does not allow: /dev/fuse (c 10:229),
+	 * whose open succeeds; both in one swap */
+	if (!stat("/dev/fuse", &host) && S_ISCHR(host.st_mode)) {
+		struct devcg_hotplug_device both[2] = { x.d, { .host_path = "/dev/fuse" } };
+
+		CHECK_INT(rt_open_path(&c, "/dev/fuse"), ENOENT);
+		CHECK_MSG(!devcg_attach(c.cg, both, 2, NULL, &r, &err), "%s", err.msg);
+		CHECK_INT(r->count, 2);
+		CHECK_INT(r->entries[1].node, DEVCG_NODE_MADE);
+		CHECK_INT(r->entries[1].permission, DEVCG_PERM_ADDED);
+		devcg_hotplug_result_free(r);
+		CHECK_INT(rt_open_path(&c, "/dev/fuse"), 0);
+		CHECK_INT(rt_open(&c), ENXIO);
+		snprintf(path, sizeof(path), "/proc/%d/root/dev/fuse", (int)rt_pid(&c));
+		CHECK(!lstat(path, &st));
+		CHECK_INT(st.st_mode, host.st_mode);
+		CHECK_INT(st.st_rdev, host.st_rdev);
+		CHECK_MSG(!devcg_detach(c.cg, both, 2, NULL, NULL, &err), "%s", err.msg);
+		CHECK_INT(rt_open_path(&c, "/dev/fuse"), ENOENT);
+		CHECK_INT(rt_open(&c), ENOENT);
+	} else {
+		printf("    note: no /dev/fuse here: the fake device only\n");
+	}
+	CHECK_MSG(!devcg_attach(c.cg, &x.d, 1, NULL, &r, &err), "%s", err.msg);
+	CHECK_INT(r->entries[0].node, DEVCG_NODE_MADE);
+	CHECK_INT(r->entries[0].permission, DEVCG_PERM_ADDED);
+	devcg_hotplug_result_free(r);
+	CHECK_INT(rt_open(&c), ENXIO);
+	snprintf(path, sizeof(path), "/proc/%d/root/dev/fakegpu0", (int)rt_pid(&c));
+	CHECK(!lstat(path, &st) && !stat(x.host, &host));
+	CHECK_INT(st.st_mode, host.st_mode);
+	CHECK_INT(st.st_rdev, host.st_rdev);
+	CHECK_INT(st.st_uid, host.st_uid);
+	CHECK_INT(st.st_gid, VIDEO_GID);
+	CHECK_MSG(!devcg_detach(c.cg, &x.d, 1, NULL, NULL, &err), "%s", err.msg);
+	CHECK_INT(rt_open(&c), ENOENT);
+
+	/* attach and detach under a reader of the container's other devices,
+	 * with devcg trace watching */
+	tracer_start(&t, &c);
+	creader_start(&c, &rd);
+	for (unsigned int k = 0; k < cycles(); k++) {
+		CHECK_MSG(!devcg_attach(c.cg, &x.d, 1, NULL, NULL, &err), "cycle %u: %s", k, err.msg);
+		CHECK_MSG(!devcg_detach(c.cg, &x.d, 1, NULL, NULL, &err), "cycle %u: %s", k, err.msg);
+	}
+	creader_stop(&rd, eperm, opens);
+	CHECK(opens[0] > 100 && opens[1] > 100);
+	CHECK_INT(eperm[0], 0);
+	CHECK_INT(eperm[1], 0);
+
+	/* control: a detach-then-attach of the program is a gap to the trace */
+	{
+		struct devcg_state *s;
+
+		CHECK(!devcg_state_read(c.cg, &s, NULL));
+		now = devcg_state_own(s)->id;
+		devcg_state_free(s);
+	}
+	cfd = open(c.cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	pfd = bpf_prog_get_fd_by_id(now);
+	CHECK(cfd >= 0 && pfd >= 0);
+	CHECK(!bpf_prog_detach2(pfd, cfd, BPF_CGROUP_DEVICE));
+	usleep(2000);
+	CHECK(!bpf_prog_attach(pfd, cfd, BPF_CGROUP_DEVICE, BPF_F_ALLOW_MULTI));
+	close(pfd);
+	close(cfd);
+	all = tracer_stop(&t);
+	json_array_foreach(all, i, o) {
+		const char *type = jstr(o, "type");
+
+		if (!strcmp(type, "bpf_prog_change") && (pid_t)jnum(o, "pid") == getpid() &&
+		    !strcmp(jstr(o, "op"), "prog_attach") && json_array_size(json_object_get(o, "prog_ids")) == 2)
+			changes++;
+		else if (!strcmp(type, "gap"))
+			gaps++;
+		else if (!strcmp(type, "open_denied"))
+			test_fail(__FILE__, __LINE__, "a denied open: %s", jstr(o, "path"));
+	}
+	/* each attach and each detach is one BPF_F_REPLACE swap, and the only
+	 * gap is the control's */
+	CHECK_INT(changes, 2 * cycles());
+	CHECK_INT(gaps, 1);
+	json_decref(all);
+	printf("    %u attach/detach cycles: the reader opened %llu + %llu times, 0 EPERM; no gap\n",
+	       cycles(), opens[0], opens[1]);
+	/* control: the same reader counts the EPERMs of a policy without urandom */
+	{
+		struct devcg_rules *rules = devcg_rules_new();
+		struct devcg_policy *pol = devcg_policy_new();
+		const char *text = "deny a\nallow c 1:3 rwm\n";
+
+		CHECK(!devcg_rules_parse(rules, text, strlen(text), "control", NULL, NULL) &&
+		      !devcg_policy_apply_all(pol, rules, NULL) && !devcg_replace(c.cg, pol, NULL, NULL));
+		devcg_rules_free(rules);
+		devcg_policy_free(pol);
+		creader_start(&c, &rd);
+		usleep(100 * 1000);
+		creader_stop(&rd, eperm, opens);
+		CHECK(eperm[0] > 0 && eperm[0] == opens[0]);
+		CHECK_INT(eperm[1], 0);
+	}
+	ctr_destroy(&c);
+}
+
+TEST(hotplug_runc_container_gets_the_device_and_a_reader_sees_no_eperm_over_the_cycles)
+{
+	runtime_hotplug("runc");
+}
+
+TEST(hotplug_crun_container_gets_the_device_and_a_reader_sees_no_eperm_over_the_cycles)
+{
+	runtime_hotplug("crun");
+}
+
+static void runtime_userns(const char *rt)
+{
+	struct devcg_hotplug_result *r;
+	struct devcg_error err = { 0 };
+	struct rt_dev x;
+	struct ctr c;
+	char out[4096];
+	int rc;
+
+	need(rt, V2);
+	/* the container's root is host uid 100000: "other" may open it */
+	rt_dev_make(&x, 0666);
+	ctr_start_with(&c, rt, V2, &(struct bundle){ .userns = true });
+	rt_adopt(&c, &x);
+	CHECK_MSG(!devcg_attach(c.cg, &x.d, 1, NULL, &r, &err), "%s", err.msg);
+	CHECK_INT(r->entries[0].node, DEVCG_NODE_BOUND);
+	CHECK_INT(r->entries[0].permission, DEVCG_PERM_ADDED);
+	devcg_hotplug_result_free(r);
+	CHECK_INT(rt_open(&c), ENXIO);
+	rc = RT(&c, out, "exec", c.id, "/bin/sh", "-c", "cat /proc/self/mountinfo");
+	CHECK_MSG(rc == 0 && strstr(out, " /dev/fakegpu0 "), "no mount on /dev/fakegpu0: %s", out);
+	CHECK_MSG(!devcg_detach(c.cg, &x.d, 1, NULL, &r, &err), "%s", err.msg);
+	CHECK_INT(r->entries[0].node, DEVCG_NODE_REMOVED);
+	devcg_hotplug_result_free(r);
+	CHECK_INT(rt_open(&c), ENOENT);
+	/* control: a node made with mknod there cannot be opened */
+	{
+		DEVCG_OPTS(devcg_hotplug_opts, o);
+
+		o.method = DEVCG_HOTPLUG_MKNOD;
+		x.d.set = DEVCG_HOTPLUG_SET_UID | DEVCG_HOTPLUG_SET_GID;
+		x.d.uid = x.d.gid = (uint32_t)atoi(USERNS_HOST_ID);
+		CHECK_MSG(!devcg_attach(c.cg, &x.d, 1, &o, NULL, &err), "%s", err.msg);
+		CHECK_INT(rt_open(&c), EACCES);
+	}
+	ctr_destroy(&c);
+}
+
+TEST(hotplug_runc_userns_container_gets_the_host_node_bind_mounted)
+{
+	runtime_userns("runc");
+}
+
+TEST(hotplug_crun_userns_container_gets_the_host_node_bind_mounted)
+{
+	runtime_userns("crun");
+}

@@ -1,0 +1,663 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * The container side of a hot-plug: a child process that enters the
+ * container's mount namespace and makes, or removes, device nodes there.
+ *
+ * Why a child: setns(CLONE_NEWNS) refuses a process that shares its
+ * fs_struct, as every thread does (fs/namespace.c, mntns_install()), and it
+ * would move the caller itself; a forked child is single-threaded and
+ * thrown away. It never enters the container's user namespace: mknod of a
+ * device needs CAP_MKNOD in the initial user namespace (fs/namei.c,
+ * vfs_mknod()), which only the host's root has.
+ *
+ * Where the container cannot hold a node -- its mount namespace belongs to
+ * another user namespace, whose mounts the kernel marks SB_I_NODEV
+ * (fs/super.c, alloc_super()), or the directory is on a nodev mount -- a
+ * node made there could never be opened (fs/namei.c, may_open_dev()). The
+ * host node is bind-mounted instead: open_tree(OPEN_TREE_CLONE) in our
+ * mount namespace makes a detached copy of its mount, and move_mount()
+ * attaches it in the container's, as runc does at create time for a
+ * user-namespaced container.
+ *
+ * No node appears with a wrong mode: it is made under a temporary name in
+ * its target directory, given its owner and mode, and renamed into place
+ * (RENAME_NOREPLACE; RENAME_EXCHANGE replaces a node atomically, the old
+ * one kept aside until the end for an undo). A bind mount goes onto an
+ * empty file of mode 0, which nobody in the container can open.
+ *
+ * The parent and the child share the node table (a shared mapping) and
+ * step through it with one-byte commands over a socket pair.
+ */
+#include "hotplug.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/fsuid.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/capability.h>
+
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1
+#endif
+#ifndef OPEN_TREE_CLOEXEC
+#define OPEN_TREE_CLOEXEC O_CLOEXEC
+#endif
+#ifndef MOVE_MOUNT_F_EMPTY_PATH
+#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#endif
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE 1
+#endif
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE 2
+#endif
+
+#define TMP_PREFIX ".devcg-hotplug-"
+#define REPLY_TIMEOUT_MS 30000
+
+/* ---- in the child ------------------------------------------------------- */
+
+/* Record why node I failed at STEP; returns CODE. */
+__attribute__((format(printf, 5, 6))) static int fail(struct hp_shared *sh, int i, const char *step,
+						      int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	sh->err = code;
+	sh->failed = i;
+	snprintf(sh->step, sizeof(sh->step), "%s", step);
+	va_start(ap, fmt);
+	vsnprintf(sh->msg, sizeof(sh->msg), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+/* Testing aid: is STEP the one to fail, at node I, the last one worked on? */
+static bool fault(const struct hp_shared *sh, int i, int last, const char *step)
+{
+	return i == last && !strcmp(sh->fail_at, step);
+}
+
+/*
+ * The directory of PATH, opened component by component from the
+ * container's root, never through a symbolic link (O_NOFOLLOW on each): a
+ * container could otherwise point the path anywhere it likes, such as a
+ * host volume it has mounted. With MADE, missing directories are made (as
+ * their parent's owner), the first of them recorded in MADE->dirs_at. With
+ * NEAREST, a missing directory is no error: its nearest existing ancestor
+ * is returned and *MISSING set. Returns an fd, or -errno (ELOOP: a symbolic
+ * link on the way, ENOTDIR: something else); *NAME is the last component.
+ */
+static int walk(const char *path, struct hp_node *made, bool nearest, bool *missing, const char **name)
+{
+	char buf[PATH_MAX], *comp, *next;
+	int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC), sub;
+
+	if (missing)
+		*missing = false;
+	*name = strrchr(path, '/') + 1;
+	if (fd < 0)
+		return -errno;
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (comp = buf + 1; (next = strchr(comp, '/')); comp = next + 1) {
+		*next = '\0';
+		sub = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0 && errno == ENOENT && made) {
+			struct stat up;
+
+			if (!mkdirat(fd, comp, 0755)) {
+				if (!made->dirs_at)
+					made->dirs_at = (int)(next - buf);
+				if (!fstat(fd, &up))
+					fchownat(fd, comp, up.st_uid, up.st_gid, AT_SYMLINK_NOFOLLOW);
+			}
+			sub = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		}
+		if (sub < 0 && errno == ENOENT && nearest) {
+			*missing = true;
+			return fd;
+		}
+		if (sub < 0) {
+			int e = errno;
+			struct stat st;
+
+			/* O_DIRECTORY | O_NOFOLLOW on a symlink says ENOTDIR */
+			if (e == ENOTDIR && !fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode))
+				e = ELOOP;
+			close(fd);
+			return -e;
+		}
+		close(fd);
+		fd = sub;
+	}
+	return fd;
+}
+
+/* statx() knows mount roots (STATX_ATTR_MOUNT_ROOT, Linux 5.8); before
+ * that, a mount root has another device than its directory. */
+static bool is_mount_point(int dfd, const char *name)
+{
+	struct statx stx;
+	struct stat st, up;
+
+	if (!statx(dfd, name, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &stx) &&
+	    (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
+		return stx.stx_attributes & STATX_ATTR_MOUNT_ROOT;
+	return !fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) && !fstat(dfd, &up) && st.st_dev != up.st_dev;
+}
+
+static void look(struct hp_node *n)
+{
+	struct statvfs vfs;
+	struct stat st;
+	const char *name;
+	bool missing;
+	int dfd = walk(n->path, NULL, true, &missing, &name);
+
+	n->state = HP_ABSENT;
+	n->mounted = false;
+	if (dfd < 0) {
+		n->state = HP_BAD_PATH;
+		n->seen_errno = -dfd;
+		return;
+	}
+	/* where the node would be (or its nearest existing ancestor, where the
+	 * directories would be made): would a node there be refused at open
+	 * for nodev? */
+	if (!fstatvfs(dfd, &vfs))
+		n->nodev = vfs.f_flag & ST_NODEV;
+	if (!fstat(dfd, &st))
+		n->dir_dev = st.st_dev;
+	if (missing || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
+		close(dfd);
+		return;
+	}
+	n->mounted = is_mount_point(dfd, name);
+	close(dfd);
+	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		n->state = HP_NOT_DEV;
+		return;
+	}
+	n->seen_fmt = st.st_mode & S_IFMT;
+	n->seen_major = major(st.st_rdev);
+	n->seen_minor = minor(st.st_rdev);
+	n->seen_mode = st.st_mode & 07777;
+	n->seen_uid = st.st_uid;
+	n->seen_gid = st.st_gid;
+	if (n->fmt && (n->seen_fmt != n->fmt || n->seen_major != n->major || n->seen_minor != n->minor))
+		n->state = HP_OTHER_DEV;
+	else if (((n->set & DEVCG_HOTPLUG_SET_MODE) && n->seen_mode != n->mode) ||
+		 ((n->set & DEVCG_HOTPLUG_SET_UID) && n->seen_uid != n->uid) ||
+		 ((n->set & DEVCG_HOTPLUG_SET_GID) && n->seen_gid != n->gid))
+		n->state = HP_DIFFERS;
+	else
+		n->state = HP_SAME;
+}
+
+/*
+ * Create as the owner of the directory created in: a file system mounted in
+ * the container's user namespace (its /dev tmpfs) takes new files only from
+ * ids mapped there (fs/namei.c, may_o_create() -> fsuidgid_has_mapping()),
+ * and the host's root is not one; the directory's owner is (in a
+ * user-namespaced container, the container's root). Moving the fsuid away
+ * from 0 drops the file capabilities from the effective set
+ * (security/commoncap.c, cap_task_fix_setuid()); the child takes them back
+ * from its permitted set, to make nodes and set owners as root would.
+ */
+static void act_as_owner_of(const char *path)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+	const char *name;
+	struct stat st;
+	bool missing;
+	int dfd = walk(path, NULL, true, &missing, &name);
+
+	if (dfd < 0)
+		return;
+	if (!fstat(dfd, &st)) {
+		setfsuid(st.st_uid);
+		setfsgid(st.st_gid);
+	}
+	close(dfd);
+	if (!syscall(SYS_capget, &hdr, data)) {
+		data[0].effective = data[0].permitted;
+		data[1].effective = data[1].permitted;
+		syscall(SYS_capset, &hdr, data);
+	}
+}
+
+/* Back to 0, which gives the file capabilities back by itself. */
+static void act_as_root(void)
+{
+	setfsuid(0);
+	setfsgid(0);
+}
+
+/* Remove the directories walk() made for N, deepest first; one that
+ * holds something now (another command's node) stays. */
+static void unmake_dirs(struct hp_node *n)
+{
+	char buf[PATH_MAX], *slash;
+
+	if (!n->dirs_at)
+		return;
+	snprintf(buf, sizeof(buf), "%s", n->path);
+	while ((slash = strrchr(buf, '/')) && slash - buf >= n->dirs_at) {
+		const char *name;
+		int dfd;
+
+		*slash = '\0';
+		dfd = walk(buf, NULL, false, NULL, &name);
+		if (dfd < 0)
+			break;
+		if (unlinkat(dfd, name, AT_REMOVEDIR)) {
+			close(dfd);
+			break;
+		}
+		close(dfd);
+	}
+	n->dirs_at = 0;
+}
+
+/* The node wanted is at DFD/NAME now (another command made it meanwhile). */
+static bool wanted_now(int dfd, const char *name, const struct hp_node *n)
+{
+	struct stat st;
+
+	return !fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) && (st.st_mode & S_IFMT) == n->fmt &&
+	       major(st.st_rdev) == n->major && minor(st.st_rdev) == n->minor;
+}
+
+static int make_node(struct hp_shared *sh, int i, int last, struct hp_node *n)
+{
+	const char *name;
+	int dfd, fd, ret = 0;
+
+	if (fault(sh, i, last, "mkdir"))
+		return fail(sh, i, "mkdir", -EIO, "injected failure");
+	dfd = walk(n->path, n, false, NULL, &name);
+	if (dfd < 0)
+		return fail(sh, i, "mkdir", dfd, "the directory of %s: %s", hp_q(n->path),
+			    dfd == -ELOOP ? "a symbolic link on the way" : strerror(-dfd));
+	snprintf(n->tmp, sizeof(n->tmp), TMP_PREFIX "%d-%d", (int)getpid(), i);
+	if (n->bind) {
+		if (n->tree_fd < 0) {
+			ret = fail(sh, i, "bind", n->tree_err, "cannot clone the mount of %s: %s",
+				   n->host_path[0] ? hp_q(n->host_path) : "(no host node)", strerror(-n->tree_err));
+			goto out;
+		}
+		if (n->state != HP_ABSENT) {
+			if (n->mounted) {
+				ret = fail(sh, i, "rename", -EBUSY, "%s is a mount point", hp_q(n->path));
+				goto out;
+			}
+			if (renameat2(dfd, name, dfd, n->tmp, RENAME_NOREPLACE)) {
+				ret = fail(sh, i, "rename", -errno, "set %s aside: %s", hp_q(n->path), strerror(errno));
+				goto out;
+			}
+			memcpy(n->aside, n->tmp, sizeof(n->aside));
+		}
+		fd = openat(dfd, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0);
+		if (fd < 0) {
+			ret = fail(sh, i, "bind", -errno, "create the mount point %s: %s", hp_q(n->path),
+				   strerror(errno));
+			goto out;
+		}
+		close(fd);
+		n->file_made = true;
+		if (fault(sh, i, last, "bind")) {
+			ret = fail(sh, i, "bind", -EIO, "injected failure");
+			goto out;
+		}
+		if (syscall(SYS_move_mount, n->tree_fd, "", dfd, name, MOVE_MOUNT_F_EMPTY_PATH)) {
+			ret = fail(sh, i, "bind", -errno, "move_mount %s onto %s: %s", hp_q(n->host_path), hp_q(n->path),
+				   strerror(errno));
+			goto out;
+		}
+		n->mount_made = true;
+		n->done = n->state == HP_ABSENT ? HP_DID_BOUND : HP_DID_REPLACED;
+		goto out;
+	}
+	if (fault(sh, i, last, "mknod")) {
+		ret = fail(sh, i, "mknod", -EIO, "injected failure");
+		goto out;
+	}
+	/* mode 0 until it has its owner: a new name nobody looks for anyway */
+	if (mknodat(dfd, n->tmp, n->fmt, makedev(n->major, n->minor))) {
+		ret = fail(sh, i, "mknod", -errno, "mknod %s: %s", hp_q(n->path), strerror(errno));
+		goto out;
+	}
+	n->tmp_made = true;
+	if (fchownat(dfd, n->tmp, n->uid, n->gid, AT_SYMLINK_NOFOLLOW) ||
+	    fchmodat(dfd, n->tmp, n->mode, 0)) {
+		ret = fail(sh, i, "mknod", -errno, "set the owner and mode of %s: %s", hp_q(n->path),
+			   strerror(errno));
+		goto out;
+	}
+	if (fault(sh, i, last, "rename")) {
+		ret = fail(sh, i, "rename", -EIO, "injected failure");
+		goto out;
+	}
+	if (n->state == HP_ABSENT) {
+		if (!renameat2(dfd, n->tmp, dfd, name, RENAME_NOREPLACE)) {
+			n->tmp_made = false;
+			n->done = HP_DID_MADE;
+		} else if (errno == EEXIST && wanted_now(dfd, name, n)) {
+			unlinkat(dfd, n->tmp, 0);
+			n->tmp_made = false;
+			n->done = HP_DID_RACED;
+		} else {
+			ret = fail(sh, i, "rename", -errno, "rename into %s: %s", hp_q(n->path), strerror(errno));
+		}
+		goto out;
+	}
+	if (n->mounted) {
+		ret = fail(sh, i, "rename", -EBUSY, "%s is a mount point", hp_q(n->path));
+		goto out;
+	}
+	if (renameat2(dfd, n->tmp, dfd, name, RENAME_EXCHANGE)) {
+		ret = fail(sh, i, "rename", -errno, "exchange %s: %s", hp_q(n->path), strerror(errno));
+		goto out;
+	}
+	n->tmp_made = false;
+	n->exchanged = true;
+	memcpy(n->aside, n->tmp, sizeof(n->aside));
+	n->done = HP_DID_REPLACED;
+out:
+	close(dfd);
+	return ret;
+}
+
+/* Put N back as it was before make_node() or remove_node(). */
+static void undo_node(struct hp_node *n)
+{
+	const char *name;
+	int dfd = walk(n->path, NULL, false, NULL, &name), fd;
+
+	if (dfd < 0)
+		return;
+	if (n->mount_made)
+		umount2(n->path, MNT_DETACH | UMOUNT_NOFOLLOW);
+	if (n->file_made || n->done == HP_DID_MADE)
+		unlinkat(dfd, name, 0);
+	if (n->tmp_made)
+		unlinkat(dfd, n->tmp, 0);
+	if (n->exchanged) {
+		/* ours is at the aside name after the exchange back */
+		if (!renameat2(dfd, n->aside, dfd, name, RENAME_EXCHANGE))
+			unlinkat(dfd, n->aside, 0);
+	} else if (n->aside[0]) {
+		renameat2(dfd, n->aside, dfd, name, RENAME_NOREPLACE);
+	}
+	if (n->done == HP_DID_UNMOUNTED && n->tree_fd >= 0) {
+		/* the mount point may still be there (its unlink failed) */
+		fd = openat(dfd, name, O_CREAT | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0);
+		if (fd >= 0) {
+			close(fd);
+			syscall(SYS_move_mount, n->tree_fd, "", dfd, name, MOVE_MOUNT_F_EMPTY_PATH);
+		}
+	}
+	unmake_dirs(n);
+	close(dfd);
+	n->mount_made = n->file_made = n->tmp_made = n->exchanged = false;
+	n->aside[0] = '\0';
+	n->done = 0;
+}
+
+static void undo(struct hp_node *n)
+{
+	act_as_owner_of(n->path);
+	undo_node(n);
+	act_as_root();
+}
+
+static int remove_node(struct hp_shared *sh, int i, int last, struct hp_node *n)
+{
+	const char *name;
+	int dfd = walk(n->path, NULL, false, NULL, &name), ret = 0;
+
+	if (dfd < 0)
+		return fail(sh, i, "unlink", dfd, "the directory of %s: %s", hp_q(n->path), strerror(-dfd));
+	snprintf(n->tmp, sizeof(n->tmp), TMP_PREFIX "%d-%d", (int)getpid(), i);
+	if (fault(sh, i, last, "unlink")) {
+		ret = fail(sh, i, "unlink", -EIO, "injected failure");
+	} else if (n->mounted) {
+		/* a bound node: the undo mounts the host node again */
+		if (umount2(n->path, MNT_DETACH | UMOUNT_NOFOLLOW))
+			ret = fail(sh, i, "unlink", -errno, "umount %s: %s", hp_q(n->path), strerror(errno));
+		else if (n->done = HP_DID_UNMOUNTED, unlinkat(dfd, name, 0))
+			ret = fail(sh, i, "unlink", -errno, "unlink %s: %s", hp_q(n->path), strerror(errno));
+	} else if (renameat2(dfd, name, dfd, n->tmp, RENAME_NOREPLACE)) {
+		/* set aside until the permission is gone: the undo renames it back */
+		ret = fail(sh, i, "unlink", -errno, "unlink %s: %s", hp_q(n->path), strerror(errno));
+	} else {
+		memcpy(n->aside, n->tmp, sizeof(n->aside));
+		n->done = HP_DID_REMOVED;
+	}
+	close(dfd);
+	return ret;
+}
+
+/* Drop what was set aside: the nodes replaced (attach) or removed (detach). */
+static void commit_node(struct hp_node *n)
+{
+	const char *name;
+	int dfd;
+
+	if (!n->aside[0])
+		return;
+	dfd = walk(n->path, NULL, false, NULL, &name);
+	if (dfd >= 0) {
+		unlinkat(dfd, n->aside, 0);
+		close(dfd);
+	}
+	n->aside[0] = '\0';
+	n->exchanged = false;
+}
+
+static int last_work(const struct hp_shared *sh)
+{
+	int i, last = -1;
+
+	for (i = 0; i < sh->n; i++)
+		if (sh->nodes[i].work)
+			last = i;
+	return last;
+}
+
+static int run_all(struct hp_shared *sh, bool make)
+{
+	int i, last = last_work(sh), ret = 0;
+
+	for (i = 0; !ret && i < sh->n; i++) {
+		struct hp_node *n = &sh->nodes[i];
+
+		if (!n->work || (make && n->state == HP_SAME) || (!make && n->state != HP_SAME))
+			continue;
+		act_as_owner_of(n->path);
+		ret = make ? make_node(sh, i, last, n) : remove_node(sh, i, last, n);
+		act_as_root();
+	}
+	/* on failure, the child undoes its own work at once */
+	if (ret)
+		while (i-- > 0)
+			undo(&sh->nodes[i]);
+	return ret;
+}
+
+static char run_cmd(struct hp_shared *sh, char cmd)
+{
+	int i;
+
+	switch (cmd) {
+	case 'M':
+		return run_all(sh, true) ? 1 : 0;
+	case 'R':
+		return run_all(sh, false) ? 1 : 0;
+	case 'U':
+		for (i = sh->n - 1; i >= 0; i--)
+			undo(&sh->nodes[i]);
+		return 0;
+	case 'C':
+		for (i = 0; i < sh->n; i++)
+			commit_node(&sh->nodes[i]);
+		return 0;
+	}
+	return 1;
+}
+
+static void child_main(struct hp_shared *sh, int sock, int mntns_fd, int root_fd)
+{
+	char reply = 0, cmd;
+	int i;
+
+	umask(0);
+	/* the host nodes' mounts are cloned here, in our mount namespace */
+	for (i = 0; i < sh->n; i++) {
+		struct hp_node *n = &sh->nodes[i];
+
+		n->tree_fd = -1;
+		n->tree_err = -ENOENT;
+		if (!n->host_path[0] || !sh->trees)
+			continue;
+		n->tree_fd = (int)syscall(SYS_open_tree, AT_FDCWD, n->host_path,
+					  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		if (n->tree_fd < 0)
+			n->tree_err = -errno;
+	}
+	if (setns(mntns_fd, CLONE_NEWNS)) {
+		fail(sh, -1, "setns", -errno, "enter the container's mount namespace: %s", strerror(errno));
+		reply = 1;
+	} else if (fchdir(root_fd) || chroot(".") || chdir("/")) {
+		fail(sh, -1, "chroot", -errno, "enter the container's root: %s", strerror(errno));
+		reply = 1;
+	} else {
+		for (i = 0; i < sh->n; i++)
+			look(&sh->nodes[i]);
+	}
+	close(mntns_fd);
+	close(root_fd);
+	if (send(sock, &reply, 1, MSG_NOSIGNAL) != 1 || reply)
+		return;
+	/* 'R' waits for the verdict ('C' or 'U'); every other command is the
+	 * last (each round trip costs the parent a wake-up) */
+	while (recv(sock, &cmd, 1, 0) == 1 && cmd != 'Q') {
+		sh->err = 0;
+		sh->failed = -1;
+		reply = run_cmd(sh, cmd);
+		if (cmd == 'M' && !reply)
+			run_cmd(sh, 'C');
+		if (send(sock, &reply, 1, MSG_NOSIGNAL) != 1 || cmd != 'R' || reply)
+			return;
+	}
+	/* the parent is gone or done: what was set aside goes */
+	run_cmd(sh, 'C');
+}
+
+/* ---- in the parent -------------------------------------------------------- */
+
+int hp_child_alloc(struct hp_child *c, int n, struct devcg_error *err)
+{
+	memset(c, 0, sizeof(*c));
+	c->pid = -1;
+	c->sock = -1;
+	if (n > HP_MAX_NODES)
+		return devcg_err(err, -E2BIG, "%d device nodes in one command (at most %d)", n,
+				 HP_MAX_NODES);
+	c->size = sizeof(struct hp_shared) + (size_t)n * sizeof(struct hp_node);
+	c->sh = mmap(NULL, c->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (c->sh == MAP_FAILED) {
+		c->sh = NULL;
+		return devcg_err(err, -errno, "mmap: %s", strerror(errno));
+	}
+	c->sh->n = n;
+	c->sh->failed = -1;
+	return 0;
+}
+
+/* The child's one-byte answer, within REPLY_TIMEOUT_MS. */
+static int reply(struct hp_child *c, struct devcg_error *err)
+{
+	struct pollfd p = { .fd = c->sock, .events = POLLIN };
+	char r;
+	int n;
+
+	do
+		n = poll(&p, 1, REPLY_TIMEOUT_MS);
+	while (n < 0 && errno == EINTR);
+	if (n == 0) {
+		kill(c->pid, SIGKILL);
+		return devcg_err(err, -ETIMEDOUT, "the process in the container's mount namespace "
+				 "did not answer within %d s", REPLY_TIMEOUT_MS / 1000);
+	}
+	if (n < 0 || recv(c->sock, &r, 1, 0) != 1)
+		return devcg_err(err, -EPIPE, "the process in the container's mount namespace died");
+	if (!r)
+		return 0;
+	if (c->sh->failed >= 0)
+		return devcg_err(err, c->sh->err ? c->sh->err : -EIO, "%s %s: %s", c->sh->step,
+				 hp_q(c->sh->nodes[c->sh->failed].path), c->sh->msg);
+	return devcg_err(err, c->sh->err ? c->sh->err : -EIO, "%s", c->sh->msg);
+}
+
+int hp_child_start(struct hp_child *c, int mntns_fd, int root_fd, struct devcg_error *err)
+{
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+		return devcg_err(err, -errno, "socketpair: %s", strerror(errno));
+	c->pid = fork();
+	if (c->pid < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return devcg_err(err, -errno, "fork: %s", strerror(errno));
+	}
+	if (c->pid == 0) {
+		close(sv[0]);
+		child_main(c->sh, sv[1], mntns_fd, root_fd);
+		_exit(0);
+	}
+	close(sv[1]);
+	c->sock = sv[0];
+	return reply(c, err);
+}
+
+int hp_child_cmd(struct hp_child *c, char cmd, struct devcg_error *err)
+{
+	if (send(c->sock, &cmd, 1, MSG_NOSIGNAL) != 1)
+		return devcg_err(err, -EPIPE, "the process in the container's mount namespace died");
+	return reply(c, err);
+}
+
+void hp_child_stop(struct hp_child *c)
+{
+	int status;
+
+	if (c->sock >= 0) {
+		send(c->sock, "Q", 1, MSG_NOSIGNAL);
+		close(c->sock);
+	}
+	if (c->pid > 0)
+		while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
+			;
+	if (c->sh)
+		munmap(c->sh, c->size);
+	c->sock = -1;
+	c->pid = -1;
+	c->sh = NULL;
+}
