@@ -411,6 +411,16 @@ int devcg_filter_load(const struct devcg_policy *policy, bool audit, int audit_f
 	return devcg_bpf_log_end(&bl, 0, err);
 }
 
+int devcg_filter_load_program(int policy_map_fd, struct devcg_error *err)
+{
+	int fds[MAP_KINDS] = { policy_map_fd, -1, -1 };
+
+	pthread_once(&prepared, prepare);
+	if (prepare_error[0])
+		return devcg_err(err, -ENOEXEC, "cannot prepare the device filter: %s", prepare_error);
+	return load_program(&variants[0], fds, NULL, err);
+}
+
 void devcg_filter_close(struct devcg_filter_version *v)
 {
 	if (v->prog_fd >= 0)
