@@ -22,6 +22,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 static uint64_t mono_ns(void)
 {
@@ -111,7 +113,8 @@ static pid_t trace_start(const char *log, const char *hook_kind, char *hooks, si
 		if (f)
 			fclose(f);
 		if (up) {
-			usleep(200 * 1000);
+			/* what it does once, after its first line, is not its cost */
+			usleep(1000 * 1000);
 			return pid;
 		}
 		/* refused (--hooks kprobe where kprobes do not load) */
@@ -122,6 +125,54 @@ static pid_t trace_start(const char *log, const char *hook_kind, char *hooks, si
 	kill(pid, SIGKILL);
 	test_fail(__FILE__, __LINE__, "devcg trace did not start within 120 s");
 	return -1;
+}
+
+/*
+ * The floor of the fentry hooks: empty programs on the functions the
+ * trace hooks with fentry/fexit (its choice where fentry loads), attached
+ * by this test itself; the fds of their links in FDS (-1 for none). Returns
+ * how many attached; 0 where fentry does not load.
+ */
+static const struct {
+	const char *fn;
+	enum bpf_attach_type type;
+} fentry_hooks[] = {
+	{ "cgroup_file_write", BPF_TRACE_FENTRY },	{ "cgroup_file_write", BPF_TRACE_FEXIT },
+	{ "devcgroup_check_permission", BPF_TRACE_FEXIT }, { "__x64_sys_bpf", BPF_TRACE_FENTRY },
+	{ "__x64_sys_bpf", BPF_TRACE_FEXIT },		{ "__x64_sys_openat", BPF_TRACE_FEXIT },
+	{ "__x64_sys_openat2", BPF_TRACE_FEXIT },	{ "__x64_sys_open", BPF_TRACE_FEXIT },
+};
+#define NHOOKS (sizeof(fentry_hooks) / sizeof(fentry_hooks[0]))
+
+static int fentry_floor_attach(int fds[NHOOKS])
+{
+	struct bpf_insn prog[2] = { { .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+				    { .code = BPF_JMP | BPF_EXIT } };
+	int n = 0;
+
+	for (size_t i = 0; i < NHOOKS; i++) {
+		int id = libbpf_find_vmlinux_btf_id(fentry_hooks[i].fn, fentry_hooks[i].type), prog_fd;
+		LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = fentry_hooks[i].type,
+			    .attach_btf_id = (__u32)id);
+
+		fds[i] = -1;
+		if (id < 0)
+			continue;
+		prog_fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "floor", "GPL", prog, 2, &o);
+		if (prog_fd < 0)
+			continue;
+		fds[i] = bpf_link_create(prog_fd, 0, fentry_hooks[i].type, NULL);
+		close(prog_fd);
+		n += fds[i] >= 0;
+	}
+	return n;
+}
+
+static void fentry_floor_detach(int fds[NHOOKS])
+{
+	for (size_t i = 0; i < NHOOKS; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -139,16 +190,17 @@ static double median(double *v, int n)
 
 /*
  * Each round: the loop alone, with `devcg trace` (its own choice of
- * hooks), alone, with `devcg trace --hooks kprobe` (where kprobes load:
- * bpf(2) and the opens on syscall tracepoints, as every trace did before
- * fentry on the syscalls), alone.
+ * hooks), alone, with empty programs on the same fentry hooks (where
+ * fentry loads: the floor of that mechanism), alone, with `devcg trace
+ * --hooks kprobe` (where kprobes load: bpf(2) and the opens on syscall
+ * tracepoints, as every trace did before fentry on the syscalls), alone.
  */
 TEST(make_bench_trace_cost_of_an_open_loop)
 {
 	int rounds = getenv("DEVCG_BENCH_ROUNDS") ? atoi(getenv("DEVCG_BENCH_ROUNDS")) : 7, ms = 100, k = 7, i;
 	char cg[4096], log[256], hooks[4096] = "", other[4096] = "", *nl;
-	double ratio[32], tp_ratio[32], r10, r90;
-	int ntp = 0;
+	double ratio[32], tp_ratio[32], floor_ratio[32], r10, r90;
+	int ntp = 0, nfloor = 0, floor_fds[NHOOKS], attached = 0;
 	struct utsname u;
 
 	if (!getenv("DEVCG_BENCH_TRACE"))
@@ -170,6 +222,17 @@ TEST(make_bench_trace_cost_of_an_open_loop)
 		off2 = best_opens_per_second(cg, k, ms);
 		CHECK(on > 0 && off1 > 0 && off2 > 0);
 		ratio[i] = (off1 + off2) / 2 / on;
+		/* the empty programs on the same fentry hooks */
+		attached = fentry_floor_attach(floor_fds);
+		if (attached) {
+			on = best_opens_per_second(cg, k, ms);
+			fentry_floor_detach(floor_fds);
+			off3 = best_opens_per_second(cg, k, ms);
+			floor_ratio[nfloor++] = (off2 + off3) / 2 / on;
+			off2 = off3;
+		} else {
+			fentry_floor_detach(floor_fds);
+		}
 		/* kprobes may not load: then only the first */
 		tp = trace_start(log, "kprobe", other, sizeof(other));
 		if (tp > 0) {
@@ -189,8 +252,9 @@ TEST(make_bench_trace_cost_of_an_open_loop)
 	r90 = ratio[(rounds * 9) / 10];
 	/* the hooks line is JSON already: embedded as it is */
 	printf("bench-trace: {\"kernel\": \"%s\", \"rounds\": %d, \"ratio\": %.4f, \"p10\": %.4f, "
-	       "\"p90\": %.4f, \"tracepoint_ratio\": %.4f, \"hooks_line\": %s}\n",
+	       "\"p90\": %.4f, \"tracepoint_ratio\": %.4f, \"fentry_floor_ratio\": %.4f, "
+	       "\"fentry_floor_hooks\": %d, \"hooks_line\": %s}\n",
 	       u.release, rounds, ratio[rounds / 2], r10, r90, ntp ? median(tp_ratio, ntp) : 0.0,
-	       hooks[0] ? hooks : "null");
+	       nfloor ? median(floor_ratio, nfloor) : 0.0, attached, hooks[0] ? hooks : "null");
 	CHECK_INT(scratch_cgroup_remove(cg), 0);
 }

@@ -110,6 +110,7 @@ struct ident {
 	dev_t dev;
 	ino_t ino;
 	uint64_t mnt;
+	bool mount_root; /* the root of the mount it was reached through */
 };
 
 static int ident_of(int fd, struct ident *id)
@@ -126,6 +127,7 @@ static int ident_of(int fd, struct ident *id)
 	id->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
 	id->ino = stx.stx_ino;
 	id->mnt = stx.stx_mnt_id;
+	id->mount_root = stx.stx_attributes_mask & stx.stx_attributes & STATX_ATTR_MOUNT_ROOT;
 	/* STATX_MNT_ID came with Linux 5.8; before it, the mount id that
 	 * name_to_handle_at() reports (cgroupfs and tmpfs give handles) */
 	if (stx.stx_mask & STATX_MNT_ID)
@@ -184,22 +186,19 @@ static bool is_hierarchy_root(int fd)
 	return !fstat(fd, &st) && st.st_ino == 1;
 }
 
-int devcg_cgroup_refuse_root(int fd, const char *arg, const char *path, const char *kind,
-			     struct devcg_error *err)
+/* What devcg_cgroup_refuse_root() says of a hierarchy's root cgroup
+ * (HIERARCHY_ROOT) or of the top of its mount (MOUNT_TOP, 1), or 0. */
+static int refuse(bool hierarchy_root, int mount_top, const char *arg, const char *path, const char *kind,
+		  struct devcg_error *err)
 {
-	int up, ret;
-
-	if (is_hierarchy_root(fd))
+	if (hierarchy_root)
 		return devcg_err(err, -EINVAL,
 				 "'%s' resolves to the %s root %s; devcg never writes the root "
 				 "cgroup's device policy", arg, kind, path);
-	ret = is_mount_top(fd, &up);
-	if (up >= 0)
-		close(up);
-	if (ret < 0)
-		return devcg_err(err, ret, "%s: cannot tell whether it is the root of its mount: %s",
-				 arg, strerror(-ret));
-	if (ret)
+	if (mount_top < 0)
+		return devcg_err(err, mount_top, "%s: cannot tell whether it is the root of its mount: %s",
+				 arg, strerror(-mount_top));
+	if (mount_top)
 		return devcg_err(err, -EINVAL,
 				 "'%s' resolves to %s, the root of the %s mount it is reached "
 				 "through (as a cgroup namespace's root is); devcg never writes a "
@@ -207,29 +206,85 @@ int devcg_cgroup_refuse_root(int fd, const char *arg, const char *path, const ch
 	return 0;
 }
 
-/* How many ".." steps from FD up to the root of its mount, or -errno. */
-static int depth_in_mount(int fd)
+int devcg_cgroup_refuse_root(int fd, const char *arg, const char *path, const char *kind,
+			     struct devcg_error *err)
 {
+	int up, ret;
+
+	if (is_hierarchy_root(fd))
+		return refuse(true, 0, arg, path, kind, err);
+	ret = is_mount_top(fd, &up);
+	if (up >= 0)
+		close(up);
+	return refuse(false, ret, arg, path, kind, err);
+}
+
+/*
+ * How many ".." steps from FD up to the top of its mount (0: FD is that
+ * top), or -errno; *HIERARCHY_ROOT: FD is a hierarchy's root cgroup. One
+ * walk that looks at each directory once serves both the refusal of a
+ * root and the mount's path.
+ */
+static int depth_in_mount(int fd, bool *hierarchy_root)
+{
+	struct ident self, parent;
 	int cur = fd, up, depth = 0, ret;
 
+	ret = ident_of(fd, &self);
+	if (ret)
+		return ret;
+	*hierarchy_root = self.ino == 1; /* is_hierarchy_root() */
 	for (;;) {
-		ret = is_mount_top(cur, &up);
+		/* the root of a mount is its top (statx() says so since Linux
+		 * 5.8) without a look at its ".." */
+		if (self.mount_root) {
+			if (cur != fd)
+				close(cur);
+			return depth;
+		}
+		/* the top of a mount: its ".." leaves the mount, or is itself
+		 * at "/" (is_mount_top()) */
+		up = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		ret = up < 0 ? -errno : ident_of(up, &parent);
 		if (cur != fd)
 			close(cur);
-		if (ret)
+		if (!ret && (parent.mnt != self.mnt || same_dir(&parent, &self)))
+			ret = 1;
+		else if (!ret && ++depth > MAX_DEPTH)
+			ret = -ELOOP;
+		if (ret) {
+			if (up >= 0)
+				close(up);
 			return ret < 0 ? ret : depth;
-		if (++depth > MAX_DEPTH) {
-			close(up);
-			return -ELOOP;
 		}
 		cur = up;
+		self = parent;
 	}
+}
+
+/* The path FD was opened at, as the kernel names it (d_path() through
+ * /proc/self/fd: one readlink instead of realpath()'s one per component),
+ * or realpath() of JOINED where /proc does not name it. */
+static int path_of(int fd, const char *joined, char path[PATH_MAX])
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, PATH_MAX);
+	if (n > 0 && n < PATH_MAX && path[0] == '/') {
+		path[n] = '\0';
+		if (!strstr(path, " (deleted)"))
+			return 0;
+	}
+	return realpath(joined, path) ? 0 : -errno;
 }
 
 int devcg_cgroup_resolve(const char *arg, enum devcg_resolve_for use, struct devcg_cgroup *cg,
 			 struct devcg_error *err)
 {
 	char joined[PATH_MAX], *end, q[1024];
+	bool hierarchy_root = false;
 	struct statfs sfs;
 	int ret, depth, n;
 
@@ -260,8 +315,9 @@ int devcg_cgroup_resolve(const char *arg, enum devcg_resolve_for use, struct dev
 	cg->fd = open(joined, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cg->fd < 0)
 		return devcg_err(err, -errno, "%s: %s", devcg_quote(q, sizeof(q), arg, (size_t)-1), strerror(errno));
-	if (!realpath(joined, cg->path)) {
-		ret = devcg_err(err, -errno, "%s: %s", devcg_quote(q, sizeof(q), arg, (size_t)-1), strerror(errno));
+	ret = path_of(cg->fd, joined, cg->path);
+	if (ret) {
+		ret = devcg_err(err, ret, "%s: %s", devcg_quote(q, sizeof(q), arg, (size_t)-1), strerror(-ret));
 		goto fail;
 	}
 	if (fstatfs(cg->fd, &sfs)) {
@@ -277,14 +333,14 @@ int devcg_cgroup_resolve(const char *arg, enum devcg_resolve_for use, struct dev
 				"; it is in a cgroup v1 hierarchy" : "");
 		goto fail;
 	}
-	if (use == DEVCG_RESOLVE_WRITE) {
-		ret = devcg_cgroup_refuse_root(cg->fd, arg, cg->path, "cgroup2", err);
+	/* the mount and the path below it, by as many steps as ".." takes to
+	 * leave the mount: right through bind mounts of subtrees too */
+	depth = depth_in_mount(cg->fd, &hierarchy_root);
+	if (use == DEVCG_RESOLVE_WRITE && (hierarchy_root || depth >= 0)) {
+		ret = refuse(hierarchy_root, depth == 0, arg, cg->path, "cgroup2", err);
 		if (ret)
 			goto fail;
 	}
-	/* the mount and the path below it, by as many steps as ".." takes to
-	 * leave the mount: right through bind mounts of subtrees too */
-	depth = depth_in_mount(cg->fd);
 	if (depth < 0) {
 		ret = devcg_err(err, depth, "%s: cannot find the root of its mount: %s", devcg_quote(q, sizeof(q), arg, (size_t)-1),
 				strerror(-depth));

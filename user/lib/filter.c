@@ -26,6 +26,7 @@
 
 #define VERIFIER_LOG_BYTES (64 * 1024)
 #define AUDIT_RING_BYTES (256 * 1024)
+#define TABLE_BITS_MAX 18 /* 2 MiB of slots */
 
 /* the maps the program names, as ld_imm64 relocations in its object */
 enum { MAP_POLICY, MAP_AUDIT_EVENTS, MAP_AUDIT_LOST, MAP_KINDS };
@@ -212,7 +213,9 @@ static int build_value(const struct devcg_policy *policy, bool audit, struct dev
 		others += !matchable(&ex[i], &seg);
 	/* at most half full, and an eighth for small policies (up to 4,096
 	 * slots, 32 KiB): fewer probes to verify and to run; larger while some
-	 * key lies too far from its slot */
+	 * key lies too far from its slot, up to 2 MiB (an array's value may
+	 * not exceed KMALLOC_MAX_SIZE, kernel/bpf/arraymap.c): beyond that the
+	 * longest probe is what it is */
 	while ((1ULL << bits) < 2 * (n - others) || ((1ULL << bits) < 8 * (n - others) && bits < 12))
 		bits++;
 	for (;; bits++) {
@@ -242,7 +245,7 @@ static int build_value(const struct devcg_policy *policy, bool audit, struct dev
 							    ex[i].minor == DEVCG_ANY ? 0 : ex[i].minor));
 			probes = d + 1 > probes ? d + 1 : probes;
 		}
-		if (probes <= DEVCG_MAX_PROBES || bits >= 30)
+		if (probes <= DEVCG_MAX_PROBES || bits >= TABLE_BITS_MAX)
 			break;
 		v->head.present = 0;
 	}
@@ -406,6 +409,16 @@ int devcg_filter_load(const struct devcg_policy *policy, bool audit, int audit_f
 	}
 	out->prog_id = info.id;
 	return devcg_bpf_log_end(&bl, 0, err);
+}
+
+int devcg_filter_load_program(int policy_map_fd, struct devcg_error *err)
+{
+	int fds[MAP_KINDS] = { policy_map_fd, -1, -1 };
+
+	pthread_once(&prepared, prepare);
+	if (prepare_error[0])
+		return devcg_err(err, -ENOEXEC, "cannot prepare the device filter: %s", prepare_error);
+	return load_program(&variants[0], fds, NULL, err);
 }
 
 void devcg_filter_close(struct devcg_filter_version *v)

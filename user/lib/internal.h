@@ -225,6 +225,10 @@ struct devcg_filter_version {
  * count the new version shares, or -1. */
 int devcg_filter_load(const struct devcg_policy *policy, bool audit, int audit_from,
 		      const char *fail_at, struct devcg_filter_version *out, struct devcg_error *err);
+/* devcg's program (the variant without audit) on a policy map the caller
+ * made, filled and froze: a new program fd, or a negative errno. The bench
+ * loads it in its floor's place, to show how much of a swap the program is. */
+int devcg_filter_load_program(int policy_map_fd, struct devcg_error *err);
 /* The audit ring buffer, and the count of denials it had no room for, of a
  * devcg filter, as new fds, or a negative errno. */
 int devcg_filter_audit_ring(int prog_fd);
