@@ -86,6 +86,19 @@ static struct devcg_trace_event check_ev(uint64_t ts, uint32_t tid)
 	return e;
 }
 
+/* A window (an 'a', then one write 40 us later) in which task 10's check
+ * was denied at 20 us; then task TID's open returns EPERM at RET_MS. */
+static void window_with_a_check(struct devcg_gaps *g, uint32_t tid, uint64_t ret_ms)
+{
+	struct devcg_trace_event late = denied_ev(ret_ms * MS);
+
+	feed(g, write_ev(1 * MS, DEVCG_FILE_DEVICES_DENY, "a"));
+	feed(g, check_ev(1 * MS + 20000, 10));
+	feed(g, write_ev(1 * MS + 40000, DEVCG_FILE_DEVICES_ALLOW, "c 1:9 rwm"));
+	late.tid = tid;
+	feed(g, late);
+}
+
 /* An open refused inside the window whose return comes well after it
  * (a slow machine): where the kernel's check is hooked, the open is placed
  * at its check and counted; without the check (the control) it is not. */
@@ -95,12 +108,7 @@ TEST(gap_places_a_late_return_at_its_check)
 	struct devcg_gaps *g = fresh(&paths);
 	struct devcg_trace_event late;
 
-	feed(g, write_ev(1 * MS, DEVCG_FILE_DEVICES_DENY, "a"));
-	feed(g, check_ev(1 * MS + 20000, 10));
-	feed(g, write_ev(1 * MS + 40000, DEVCG_FILE_DEVICES_ALLOW, "c 1:9 rwm"));
-	late = denied_ev(20 * MS);
-	late.tid = 10;
-	feed(g, late);
+	window_with_a_check(g, 10, 20);
 	/* another task's late refusal, with no check of its own */
 	late = denied_ev(21 * MS);
 	late.tid = 11;
@@ -112,16 +120,21 @@ TEST(gap_places_a_late_return_at_its_check)
 	devcg_gaps_free(g);
 	devcg_cgpaths_free(paths);
 
+	/* the control: the late open of a task whose check was not seen */
+	g = fresh(&paths);
+	window_with_a_check(g, 11, 20);
+	devcg_gaps_flush(g, 0);
+	CHECK_INT(ngaps, 1);
+	CHECK_INT(last.denied, 0);
+	devcg_gaps_free(g);
+	devcg_cgpaths_free(paths);
+
 	/* a check is used once: a second refused open of the same task later
 	 * on is placed at its own return */
 	g = fresh(&paths);
-	feed(g, write_ev(1 * MS, DEVCG_FILE_DEVICES_DENY, "a"));
-	feed(g, check_ev(1 * MS + 20000, 10));
-	feed(g, write_ev(1 * MS + 40000, DEVCG_FILE_DEVICES_ALLOW, "c 1:9 rwm"));
-	late = denied_ev(20 * MS);
+	window_with_a_check(g, 10, 20);
+	late = denied_ev(30 * MS);
 	late.tid = 10;
-	feed(g, late);
-	late.ts_ns = late.ts_exit_ns = 30 * MS;
 	feed(g, late);
 	devcg_gaps_flush(g, 0);
 	CHECK_INT(ngaps, 1);
