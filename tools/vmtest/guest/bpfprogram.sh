@@ -85,19 +85,13 @@ prog_ids_of() { # CGROUP
 }
 
 # ---- the trace: every bpf(2) change of a device program under system.slice
-devcg trace -j --cgroup /system.slice >"$TRACE_OUT" 2>"$TRACE_ERR" &
-trace_pid=$!
-i=0
-while ! grep -q '"type":"hooks"' "$TRACE_OUT" 2>/dev/null; do
-	i=$((i + 1))
-	if [ "$i" -gt 600 ] || ! kill -0 "$trace_pid" 2>/dev/null; then
-		fail trace_started "devcg trace did not start: $(tr '\n' ' ' < "$TRACE_ERR")"
-		trace_pid=
-		break
-	fi
-	sleep 0.1
-done
-[ -n "$trace_pid" ] && pass trace_started
+if start_trace "$TRACE_OUT" "$TRACE_ERR" --cgroup /system.slice; then
+	trace_pid=$TRACE_PID
+	pass trace_started
+else
+	trace_pid=
+	fail trace_started "devcg trace did not start: $(tr '\n' ' ' < "$TRACE_ERR")"
+fi
 
 # the trace's lines about the cgroup REL from line FROM on, one word each:
 # bpf changes as COMM:OP[flags](prog ids)=RET, gaps and revocations as

@@ -151,6 +151,25 @@ observe() { # NAME UNIT PATH S0
 	OP_RESULT=$(outcome "$4" "$s1" "$s2" "$3")
 }
 
+# Start `devcg trace -j ARGS...` in the background (its lines in OUT, its
+# standard error in ERR; TRACE_PID its pid) and wait for its first line,
+# the hooks it chose: 0 then, 1 if it exited or took a minute (stopped).
+start_trace() { # OUT ERR ARGS...
+	local out=$1 err=$2 i=0
+	shift 2
+	devcg trace -j "$@" >"$out" 2>"$err" &
+	TRACE_PID=$!
+	while ! grep -q '"type":"hooks"' "$out" 2>/dev/null; do
+		i=$((i + 1))
+		if [ "$i" -gt 600 ] || ! kill -0 "$TRACE_PID" 2>/dev/null; then
+			kill -INT "$TRACE_PID" 2>/dev/null
+			wait "$TRACE_PID" 2>/dev/null
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
 # a round trip to PID 1: the cgroup realization a set-property queues runs
 # from the manager's loop (src/core/manager.c, manager_loop()) before the
 # next bus message is read, so it is done by the time this is answered

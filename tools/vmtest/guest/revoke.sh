@@ -64,18 +64,11 @@ revoke_test() {
 	done
 	pass revoke_units_granted
 
-	devcg trace -j --cgroup /system.slice >"$REVOKE_OUT" 2>"$REVOKE_ERR" &
-	trace_pid=$!
-	i=0
-	while ! grep -q '"type":"hooks"' "$REVOKE_OUT" 2>/dev/null; do
-		i=$((i + 1))
-		if [ "$i" -gt 600 ] || ! kill -0 "$trace_pid" 2>/dev/null; then
-			fail revoke_trace_started "devcg trace did not start: $(tr '\n' ' ' < "$REVOKE_ERR")"
-			kill -INT "$trace_pid" 2>/dev/null
-			return
-		fi
-		sleep 0.1
-	done
+	if ! start_trace "$REVOKE_OUT" "$REVOKE_ERR" --cgroup /system.slice; then
+		fail revoke_trace_started "devcg trace did not start: $(tr '\n' ' ' < "$REVOKE_ERR")"
+		return
+	fi
+	trace_pid=$TRACE_PID
 	pass revoke_trace_started
 	info "devcg trace: $(grep '"type":"hooks"' "$REVOKE_OUT")"
 	# the readers' opens under the grants alone first: nothing to name

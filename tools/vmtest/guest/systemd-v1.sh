@@ -87,14 +87,8 @@ info "$cg/devices.list after: $(tr '\n' ';' < "$cg/devices.list" 2>&1)"
 TRACE_ROUNDS=${TRACE_ROUNDS:-10}
 trace_out=/run/devcg-v1-trace.json trace_err=/run/devcg-v1-trace.err
 rel=$(systemctl show -P ControlGroup "$unit")
-devcg trace -j --only gap >"$trace_out" 2>"$trace_err" &
-trace_pid=$!
-i=0
-while ! grep -q '"type":"hooks"' "$trace_out" 2>/dev/null && [ "$i" -lt 600 ] && kill -0 "$trace_pid" 2>/dev/null; do
-	i=$((i + 1))
-	sleep 0.1
-done
-if grep -q '"type":"hooks"' "$trace_out"; then
+if start_trace "$trace_out" "$trace_err" --only gap; then
+	trace_pid=$TRACE_PID
 	info "devcg trace: $(grep '"type":"hooks"' "$trace_out")"
 	a=$(snapshot "$unit")
 	for i in $(seq "$TRACE_ROUNDS"); do
@@ -128,7 +122,6 @@ if grep -q '"type":"hooks"' "$trace_out"; then
 	fi
 else
 	fail v1_trace_names_each_systemd_rewrite_a_gap "devcg trace did not start: $(tr '\n' ' ' < "$trace_err")"
-	kill -INT "$trace_pid" 2>/dev/null
 fi
 stop_workload "$unit"
 
