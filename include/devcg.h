@@ -326,7 +326,7 @@ struct devcg_program {
 	bool effective;       /* runs for the queried cgroup */
 	char name[16];        /* the kernel's program name */
 	char cgroup[4096];    /* where it is attached, relative to the mount */
-	struct devcg_policy *policy; /* when devcg; owned by the state */
+	struct devcg_policy *policy; /* when devcg, or systemd's (below); owned by the state */
 	bool audit;
 	/* false: it runs for the cgroup (effective) but is attached to an
 	 * ancestor that cannot be seen from here (above a cgroup namespace's
@@ -334,9 +334,11 @@ struct devcg_program {
 	bool visible;
 	/* systemd's own program ("sd_devices") on a unit's own cgroup: the
 	 * unit, and in policy what the unit's DevicePolicy= and DeviceAllow=
-	 * (read over D-Bus) say that program enforces (devcg stays false: the
-	 * program itself cannot be read back). "" and NULL when systemd is
-	 * not PID 1 on the unified hierarchy, or cannot be asked. */
+	 * say now, read over D-Bus (each call bounded to 5 s) with paths
+	 * resolved now: what systemd builds that program from, not the
+	 * program itself (devcg stays false: it cannot be read back). "" and
+	 * NULL when systemd is not PID 1 on the unified hierarchy, cannot be
+	 * asked in time, or names another cgroup by that path. */
 	char systemd_unit[256];
 };
 

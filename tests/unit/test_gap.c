@@ -129,6 +129,22 @@ TEST(gap_places_a_late_return_at_its_check)
 	devcg_gaps_free(g);
 	devcg_cgpaths_free(paths);
 
+	/* a check of another device (an mknod, say) places no open of this one */
+	g = fresh(&paths);
+	feed(g, write_ev(1 * MS, DEVCG_FILE_DEVICES_DENY, "a"));
+	late = check_ev(1 * MS + 20000, 10);
+	late.check.minor = 5;
+	feed(g, late);
+	feed(g, write_ev(1 * MS + 40000, DEVCG_FILE_DEVICES_ALLOW, "c 1:9 rwm"));
+	late = denied_ev(20 * MS);
+	late.tid = 10;
+	feed(g, late);
+	devcg_gaps_flush(g, 0);
+	CHECK_INT(ngaps, 1);
+	CHECK_INT(last.denied, 0);
+	devcg_gaps_free(g);
+	devcg_cgpaths_free(paths);
+
 	/* a check is used once: a second refused open of the same task later
 	 * on is placed at its own return */
 	g = fresh(&paths);

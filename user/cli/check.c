@@ -46,6 +46,20 @@ static void where_of(const struct devcg_program *p, char *buf, size_t len)
 		snprintf(buf, len, "program %u on an ancestor not visible from here", p->id);
 }
 
+/* The program to name for an allowed request: the cgroup's own devcg
+ * filter, else the first one that runs for it whose policy devcg read. */
+static const struct devcg_program *decider_of(const struct devcg_state *state)
+{
+	size_t i;
+
+	if (devcg_state_own(state))
+		return devcg_state_own(state);
+	for (i = 0; i < devcg_state_count(state); i++)
+		if (devcg_state_program(state, i)->effective && devcg_state_program(state, i)->policy)
+			return devcg_state_program(state, i);
+	return NULL;
+}
+
 /* Against every program that runs for a live cgroup. */
 static int check_live(struct cli *cli, int argc, char **argv)
 {
@@ -84,14 +98,14 @@ static int check_live(struct cli *cli, int argc, char **argv)
 
 		where_of(by, where, sizeof(where));
 		ret = report(cli, where, 0, decided, &ex, devcg_policy_default_allow(by->policy));
-	} else if (devcg_state_own(state)) {
-		/* allowed by all: name what allowed it in the cgroup's own filter */
-		const struct devcg_program *own = devcg_state_own(state);
+	} else if ((by = decider_of(state))) {
+		/* allowed by all: name what allowed it in the cgroup's own
+		 * filter, else in the first program devcg could read */
 		char where[4200];
 
-		devcg_policy_check(own->policy, type, major, minor, access, &ex, &decided);
-		where_of(own, where, sizeof(where));
-		ret = report(cli, where, 1, decided, &ex, devcg_policy_default_allow(own->policy));
+		devcg_policy_check(by->policy, type, major, minor, access, &ex, &decided);
+		where_of(by, where, sizeof(where));
+		ret = report(cli, where, 1, decided, &ex, devcg_policy_default_allow(by->policy));
 	} else {
 		ret = report(cli, NULL, 1, false, NULL, true);
 	}

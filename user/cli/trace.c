@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 // devcg trace: device-permission jitter, and the writes that caused it.
 #include "cli.h"
+#include "internal.h"
 #include "trace.h"
 
 #include <errno.h>
@@ -653,7 +654,7 @@ static int follow_existing(void *ctx, uint64_t id, const char *path)
 	(void)id;
 	snprintf(full, sizeof(full), "%s%s", devcg_cgpaths_mount(s->paths, DEVCG_H_V2),
 		 strcmp(path, "/") ? path : "");
-	if (devcg_state_read(full, &state, NULL))
+	if (devcg_state_read_programs(full, &state, NULL))
 		return 0;
 	for (i = 0; i < devcg_state_count(state); i++) {
 		const struct devcg_program *p = devcg_state_program(state, i);

@@ -246,10 +246,11 @@ int devcg_filter_read(int prog_fd, struct devcg_policy **policy, bool *audit,
  * The unit whose own cgroup is REL (relative to the cgroup2 mount): 1 and
  * its name, 0 when there is none (or systemd is not PID 1), or an error.
  */
-int devcg_systemd_unit_of(const char *rel, char *unit, size_t len, struct devcg_error *err);
+int devcg_systemd_unit_of(const char *rel, int cgroup_fd, char *unit, size_t len,
+			  struct devcg_error *err);
 /* One DeviceAllow= entry: a path or pattern systemd takes, and its access. */
 struct devcg_sd_entry {
-	char path[64];
+	char path[4096];
 	uint8_t access;
 };
 /* What POLICY allows, said in systemd's DeviceAllow= forms (a superset
@@ -262,10 +263,21 @@ int devcg_systemd_entries(const struct devcg_policy *policy, struct devcg_sd_ent
  * *SENT: how many entries had to be sent. */
 int devcg_systemd_widen(const char *unit, const struct devcg_policy *policy, size_t *sent,
 			struct devcg_error *err);
+/* devcg_state_read() without asking systemd for its programs' units (a
+ * reader of many cgroups that needs only devcg's programs: the trace). */
+int devcg_state_read_programs(const char *cgroup, struct devcg_state **out,
+			      struct devcg_error *err);
 /* The policy systemd's own program enforces for UNIT, from its
- * DevicePolicy= and DeviceAllow=. */
+ * DevicePolicy= and DeviceAllow= as they are now (paths resolved now). */
 int devcg_systemd_policy(const char *unit, const struct devcg_parse_opts *popts,
 			 struct devcg_policy **out, struct devcg_error *err);
+/* For a reader: the unit whose own cgroup is REL (the directory
+ * CGROUP_FD) and its policy as devcg_systemd_policy() says it, over one
+ * connection, each call bounded by DEVCG_SYSTEMD_READ_TIMEOUT_US; 1, 0
+ * when it is no unit's, or an error (*OUT untouched). */
+#define DEVCG_SYSTEMD_READ_TIMEOUT_US 5000000ull
+int devcg_systemd_read(const char *rel, int cgroup_fd, char *unit, size_t len,
+		       struct devcg_policy **out);
 
 /* Testing aid of struct devcg_replace_opts.fail_at. */
 static inline bool devcg_fault(const char *fail_at, const char *step)

@@ -108,18 +108,15 @@ static bool listed(const struct devcg_state *s, uint32_t id)
  * it again whenever they change, systemd.c): ask systemd for them. Any
  * failure leaves the program undecidable, as every other foreign one.
  */
-static void read_systemds(struct devcg_program *p)
+static void read_systemds(struct devcg_program *p, int cgroup_fd)
 {
-	char unit[sizeof(p->systemd_unit)];
-
-	if (p->devcg || !p->visible || strcmp(p->name, DEVCG_SYSTEMD_PROG_NAME) ||
-	    devcg_systemd_unit_of(p->cgroup, unit, sizeof(unit), NULL) != 1 ||
-	    devcg_systemd_policy(unit, NULL, &p->policy, NULL))
-		return;
-	strcpy(p->systemd_unit, unit);
+	if (!p->devcg && p->visible && !strcmp(p->name, DEVCG_SYSTEMD_PROG_NAME))
+		devcg_systemd_read(p->cgroup, cgroup_fd, p->systemd_unit, sizeof(p->systemd_unit),
+				   &p->policy);
 }
 
-int devcg_state_read(const char *cgroup, struct devcg_state **out, struct devcg_error *err)
+static int state_read(const char *cgroup, bool systemd, struct devcg_state **out,
+		      struct devcg_error *err)
 {
 	struct devcg_state *s = calloc(1, sizeof(*s));
 	struct id_list eff = { 0 }, att = { 0 };
@@ -155,6 +152,8 @@ int devcg_state_read(const char *cgroup, struct devcg_state **out, struct devcg_
 			if (!ret && level && !s->progs[s->n - 1].effective) {
 				devcg_policy_free(s->progs[s->n - 1].policy);
 				s->n--;
+			} else if (!ret && systemd) {
+				read_systemds(&s->progs[s->n - 1], l.n ? l.fds[level] : cg.fd);
 			}
 		}
 		if (!level)
@@ -176,10 +175,18 @@ int devcg_state_read(const char *cgroup, struct devcg_state **out, struct devcg_
 	for (i = 0; i < own_end && !s->own; i++)
 		if (s->progs[i].devcg)
 			s->own = &s->progs[i];
-	for (i = 0; i < s->n; i++)
-		read_systemds(&s->progs[i]);
 	*out = s;
 	return 0;
+}
+
+int devcg_state_read(const char *cgroup, struct devcg_state **out, struct devcg_error *err)
+{
+	return state_read(cgroup, true, out, err);
+}
+
+int devcg_state_read_programs(const char *cgroup, struct devcg_state **out, struct devcg_error *err)
+{
+	return state_read(cgroup, false, out, err);
 }
 
 void devcg_state_free(struct devcg_state *s)

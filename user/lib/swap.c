@@ -434,7 +434,7 @@ static int systemd_unit(struct devcg_cgroup *cg, const struct devcg_replace_opts
 
 	if (DEVCG_OPT(opts, devcg_replace_opts, no_systemd, false))
 		return 0;
-	ret = devcg_systemd_unit_of(cg->rel, cg->unit, sizeof(cg->unit), err);
+	ret = devcg_systemd_unit_of(cg->rel, cg->fd, cg->unit, sizeof(cg->unit), err);
 	return ret < 0 ? ret : 0;
 }
 

@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 #include <linux/magic.h>
@@ -79,6 +80,20 @@ static int bus_open(sd_bus **bus, struct devcg_error *err)
 	return 0;
 }
 
+/* Is systemd's ControlGroup CG (a path in its cgroup2 hierarchy, which is
+ * /sys/fs/cgroup here: systemd_booted()) the directory CGROUP_FD? A cgroup
+ * reached through another mount or a cgroup namespace has a path of its
+ * own that may name another unit's cgroup in systemd's view. */
+static bool same_cgroup(const char *cg, int cgroup_fd)
+{
+	char path[4200];
+	struct stat a, b;
+
+	if ((size_t)snprintf(path, sizeof(path), "/sys/fs/cgroup%s", cg) >= sizeof(path))
+		return false;
+	return !stat(path, &a) && !fstat(cgroup_fd, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 /* The unit-type interface that carries ControlGroup, from the unit's suffix. */
 static const char *cgroup_interface(const char *unit)
 {
@@ -99,21 +114,16 @@ static const char *cgroup_interface(const char *unit)
 	return NULL;
 }
 
-int devcg_systemd_unit_of(const char *rel, char *unit, size_t len, struct devcg_error *err)
+static int unit_of(sd_bus *bus, const char *rel, int cgroup_fd, char *unit, size_t len,
+		   struct devcg_error *err)
 {
 	sd_bus_error e = SD_BUS_ERROR_NULL;
 	sd_bus_message *reply = NULL;
 	char *id = NULL, *cg = NULL;
 	const char *obj, *iface;
-	sd_bus *bus = NULL;
 	int ret;
 
 	unit[0] = '\0';
-	if (!systemd_booted() || !strcmp(rel, "/"))
-		return 0;
-	ret = bus_open(&bus, err);
-	if (ret)
-		return ret;
 	/* the closest unit whose cgroup contains REL (manager_get_unit_by_cgroup) */
 	ret = sd_bus_call_method(bus, SD_DEST, SD_PATH, SD_MANAGER, "GetUnitByControlGroup", &e,
 				 &reply, "s", rel);
@@ -140,7 +150,7 @@ int devcg_systemd_unit_of(const char *rel, char *unit, size_t len, struct devcg_
 	/* only the unit's own cgroup: systemd attaches nothing to cgroups
 	 * below a unit (a delegated subtree) */
 	ret = 0;
-	if (iface && cg && !strcmp(cg, rel)) {
+	if (iface && cg && !strcmp(cg, rel) && same_cgroup(cg, cgroup_fd)) {
 		snprintf(unit, len, "%s", id);
 		ret = 1;
 	}
@@ -149,6 +159,21 @@ out:
 	free(cg);
 	sd_bus_message_unref(reply);
 	sd_bus_error_free(&e);
+	return ret;
+}
+
+int devcg_systemd_unit_of(const char *rel, int cgroup_fd, char *unit, size_t len,
+			  struct devcg_error *err)
+{
+	sd_bus *bus = NULL;
+	int ret;
+
+	unit[0] = '\0';
+	if (!systemd_booted() || !strcmp(rel, "/"))
+		return 0;
+	ret = bus_open(&bus, err);
+	if (!ret)
+		ret = unit_of(bus, rel, cgroup_fd, unit, len, err);
 	sd_bus_unref(bus);
 	return ret;
 }
@@ -223,7 +248,10 @@ static int read_unit(sd_bus *bus, const char *unit, char policy[16], struct devc
 			break;
 		}
 		v = grown;
-		snprintf(v[*n].path, sizeof(v[*n].path), "%s", path);
+		if ((size_t)snprintf(v[*n].path, sizeof(v[*n].path), "%s", path) >= sizeof(v[*n].path)) {
+			ret = -ENAMETOOLONG;
+			break;
+		}
 		v[(*n)++].access = access_of(rwm);
 	}
 	if (ret < 0) {
@@ -396,8 +424,8 @@ out:
  * list (bpf_devices_allow_list_static) and the entries; "strict" only the
  * entries; "auto" with no entry installs no program (allow all).
  */
-int devcg_systemd_policy(const char *unit, const struct devcg_parse_opts *popts,
-			 struct devcg_policy **out, struct devcg_error *err)
+static int policy_of(sd_bus *bus, const char *unit, const struct devcg_parse_opts *popts,
+		     struct devcg_policy **out, struct devcg_error *err)
 {
 	static const char static_list[] =
 		"allow /dev/null rwm\nallow /dev/zero rwm\nallow /dev/full rwm\n"
@@ -408,7 +436,6 @@ int devcg_systemd_policy(const char *unit, const struct devcg_parse_opts *popts,
 	struct devcg_policy *policy = devcg_policy_new();
 	struct devcg_sd_entry *have = NULL;
 	char unit_policy[16], source[300];
-	sd_bus *bus = NULL;
 	size_t n = 0, i;
 	int ret;
 
@@ -416,9 +443,7 @@ int devcg_systemd_policy(const char *unit, const struct devcg_parse_opts *popts,
 		ret = devcg_err(err, -ENOMEM, "out of memory");
 		goto out;
 	}
-	ret = bus_open(&bus, err);
-	if (!ret)
-		ret = read_unit(bus, unit, unit_policy, &have, &n, err);
+	ret = read_unit(bus, unit, unit_policy, &have, &n, err);
 	if (ret)
 		goto out;
 	snprintf(source, sizeof(source), "%s DeviceAllow=", unit);
@@ -428,7 +453,7 @@ int devcg_systemd_policy(const char *unit, const struct devcg_parse_opts *popts,
 			ret = devcg_rules_parse(rules, static_list, strlen(static_list), source, popts, err);
 	}
 	for (i = 0; !ret && i < n; i++) {
-		char line[96], rwm[4];
+		char line[sizeof(have->path) + 16], rwm[4];
 
 		rwm_of(have[i].access, rwm);
 		snprintf(line, sizeof(line), "allow %s %s", have[i].path, rwm);
@@ -447,6 +472,41 @@ out:
 	devcg_policy_free(policy);
 	devcg_rules_free(rules);
 	free(have);
+	return ret;
+}
+
+int devcg_systemd_policy(const char *unit, const struct devcg_parse_opts *popts,
+			 struct devcg_policy **out, struct devcg_error *err)
+{
+	sd_bus *bus = NULL;
+	int ret = bus_open(&bus, err);
+
+	if (!ret)
+		ret = policy_of(bus, unit, popts, out, err);
+	sd_bus_unref(bus);
+	return ret;
+}
+
+int devcg_systemd_read(const char *rel, int cgroup_fd, char *unit, size_t len,
+		       struct devcg_policy **out)
+{
+	sd_bus *bus = NULL;
+	int ret;
+
+	unit[0] = '\0';
+	if (!systemd_booted() || !strcmp(rel, "/"))
+		return 0;
+	ret = bus_open(&bus, NULL);
+	/* a reader must not hang on a busy manager (a reload under load
+	 * takes seconds, a stalled re-exec minutes) */
+	if (!ret)
+		ret = sd_bus_set_method_call_timeout(bus, DEVCG_SYSTEMD_READ_TIMEOUT_US);
+	if (!ret)
+		ret = unit_of(bus, rel, cgroup_fd, unit, len, NULL);
+	if (ret == 1 && policy_of(bus, unit, NULL, out, NULL))
+		ret = -EIO;
+	if (ret != 1)
+		unit[0] = '\0';
 	sd_bus_unref(bus);
 	return ret;
 }

@@ -25,8 +25,9 @@
 #define BURST_NS 100000000ull /* a pause in writes that ends a replay */
 /* An open refused inside a window returns, and is stamped, a little later.
  * Where the kernel's check itself is hooked (fentry, kprobes), the refused
- * open is placed at its check instead (the same task's last denied check
- * before the open returned, at most CHECK_AGE_NS before). */
+ * open is placed at its check instead: the same task's latest denied check
+ * (one is kept per task) of the open's own device, at most CHECK_AGE_NS
+ * before the open returned. */
 #define LATE_NS 2000000ull
 #define CHECK_AGE_NS 1000000000ull
 #define MAX_CHECKS 64
@@ -70,8 +71,9 @@ struct devcg_gaps {
 	struct freeze *freezes;
 	size_t nfreeze;
 	uint64_t lost;
-	/* the latest denied checks (DEVCG_EV_DEV_CHECK), a ring */
-	struct { uint32_t tid; uint64_t ts; } checks[MAX_CHECKS];
+	/* the latest denied check (DEVCG_EV_DEV_CHECK) of up to MAX_CHECKS
+	 * tasks, a ring */
+	struct { uint32_t tid, type, major, minor; uint64_t ts; } checks[MAX_CHECKS];
 	size_t next_check;
 };
 
@@ -350,23 +352,47 @@ static void feed_bpf(struct devcg_gaps *g, const struct devcg_trace_event *ev)
 	}
 }
 
-/* When the open EV was refused: at the same task's latest denied check
- * before it returned (taken, so that it places one open), else at its
- * return. */
-static uint64_t refused_at(struct devcg_gaps *g, const struct devcg_trace_event *ev)
+/* The slot of task TID's denied check, or MAX_CHECKS. */
+static size_t check_of(const struct devcg_gaps *g, uint32_t tid)
 {
-	size_t i, best = MAX_CHECKS;
-	uint64_t ts;
+	size_t i;
 
 	for (i = 0; i < MAX_CHECKS; i++)
-		if (g->checks[i].ts && g->checks[i].tid == ev->tid && g->checks[i].ts <= ev->ts_ns &&
-		    g->checks[i].ts + CHECK_AGE_NS >= ev->ts_ns &&
-		    (best == MAX_CHECKS || g->checks[i].ts > g->checks[best].ts))
-			best = i;
-	if (best == MAX_CHECKS)
+		if (g->checks[i].ts && g->checks[i].tid == tid)
+			return i;
+	return MAX_CHECKS;
+}
+
+static void note_check(struct devcg_gaps *g, const struct devcg_trace_event *ev)
+{
+	size_t i = check_of(g, ev->tid);
+
+	if (i == MAX_CHECKS) {
+		i = g->next_check;
+		g->next_check = (g->next_check + 1) % MAX_CHECKS;
+	}
+	g->checks[i].tid = ev->tid;
+	g->checks[i].type = ev->check.type;
+	g->checks[i].major = ev->check.major;
+	g->checks[i].minor = ev->check.minor;
+	g->checks[i].ts = ev->ts_ns;
+}
+
+/* When the open EV of device TYPE MAJOR:MINOR (type 0: not known) was
+ * refused: at its task's denied check of that device before it returned
+ * (taken, so that it places one open), else at its return. */
+static uint64_t refused_at(struct devcg_gaps *g, const struct devcg_trace_event *ev, uint32_t type,
+			   uint32_t major, uint32_t minor)
+{
+	size_t i = check_of(g, ev->tid);
+	uint64_t ts;
+
+	if (i == MAX_CHECKS || !type || g->checks[i].type != type || g->checks[i].major != major ||
+	    g->checks[i].minor != minor || g->checks[i].ts > ev->ts_ns ||
+	    g->checks[i].ts + CHECK_AGE_NS < ev->ts_ns)
 		return ev->ts_ns;
-	ts = g->checks[best].ts;
-	g->checks[best].ts = 0;
+	ts = g->checks[i].ts;
+	g->checks[i].ts = 0;
 	return ts;
 }
 
@@ -387,12 +413,10 @@ void devcg_gaps_feed(struct devcg_gaps *g, const struct devcg_trace_event *ev, u
 		feed_bpf(g, ev);
 		break;
 	case DEVCG_EV_DEV_CHECK:
-		g->checks[g->next_check].tid = ev->tid;
-		g->checks[g->next_check].ts = ev->ts_ns;
-		g->next_check = (g->next_check + 1) % MAX_CHECKS;
+		note_check(g, ev);
 		break;
 	case DEVCG_EV_OPEN_DENIED:
-		ts = refused_at(g, ev);
+		ts = refused_at(g, ev, dev_type, dev_major, dev_minor);
 		for (i = 0; i < g->n1; i++)
 			if (g->v1[i].gap.cgroup_id == ev->devices_cg)
 				count_denied(&g->v1[i], ts, dev_type, dev_major, dev_minor);

@@ -163,6 +163,8 @@ start_trace() { # OUT ERR ARGS...
 		i=$((i + 1))
 		if [ "$i" -gt 600 ] || ! kill -0 "$TRACE_PID" 2>/dev/null; then
 			kill -INT "$TRACE_PID" 2>/dev/null
+			sleep 2
+			kill -KILL "$TRACE_PID" 2>/dev/null
 			wait "$TRACE_PID" 2>/dev/null
 			return 1
 		fi
