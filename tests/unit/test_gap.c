@@ -86,77 +86,54 @@ static struct devcg_trace_event check_ev(uint64_t ts, uint32_t tid)
 	return e;
 }
 
-/* A window (an 'a', then one write 40 us later) in which task 10's check
- * was denied at 20 us; then task TID's open returns EPERM at RET_MS. */
-static void window_with_a_check(struct devcg_gaps *g, uint32_t tid, uint64_t ret_ms)
+/* A refused open of c 1:9 by task TID, returning at MS. */
+struct late_open {
+	uint32_t tid;
+	uint64_t ms;
+};
+
+/* One window (an 'a' at 1 ms, one write 40 us later) in which task 10's
+ * check of c 1:CHECK_MINOR was denied at 20 us; then the N refused OPENS,
+ * all returning long after the window. How many the gap counts. */
+static uint64_t late_opens(uint32_t check_minor, const struct late_open *opens, size_t n)
 {
-	struct devcg_trace_event late = denied_ev(ret_ms * MS);
+	struct devcg_trace_event e = check_ev(1 * MS + 20000, 10);
+	struct devcg_cgpaths *paths;
+	struct devcg_gaps *g = fresh(&paths);
+	size_t i;
 
 	feed(g, write_ev(1 * MS, DEVCG_FILE_DEVICES_DENY, "a"));
-	feed(g, check_ev(1 * MS + 20000, 10));
+	e.check.minor = check_minor;
+	feed(g, e);
 	feed(g, write_ev(1 * MS + 40000, DEVCG_FILE_DEVICES_ALLOW, "c 1:9 rwm"));
-	late.tid = tid;
-	feed(g, late);
+	for (i = 0; i < n; i++) {
+		e = denied_ev(opens[i].ms * MS);
+		e.tid = opens[i].tid;
+		feed(g, e);
+	}
+	devcg_gaps_flush(g, 0);
+	devcg_gaps_free(g);
+	devcg_cgpaths_free(paths);
+	CHECK_INT(ngaps, 1);
+	return last.denied;
 }
 
 /* An open refused inside the window whose return comes well after it
  * (a slow machine): where the kernel's check is hooked, the open is placed
- * at its check and counted; without the check (the control) it is not. */
+ * at its check and counted; without the check (the controls) it is not. */
 TEST(gap_places_a_late_return_at_its_check)
 {
-	struct devcg_cgpaths *paths;
-	struct devcg_gaps *g = fresh(&paths);
-	struct devcg_trace_event late;
-
-	window_with_a_check(g, 10, 20);
-	/* another task's late refusal, with no check of its own */
-	late = denied_ev(21 * MS);
-	late.tid = 11;
-	feed(g, late);
-	devcg_gaps_flush(g, 0);
-	CHECK_INT(ngaps, 1);
-	CHECK_INT(last.denied, 1);
+	/* task 10's open, placed at its check; task 11's, with no check of
+	 * its own, not */
+	CHECK_INT(late_opens(9, (struct late_open[]){ { 10, 20 }, { 11, 21 } }, 2), 1);
 	CHECK_INT(last.first_denied_ns, 1 * MS + 20000);
-	devcg_gaps_free(g);
-	devcg_cgpaths_free(paths);
-
-	/* the control: the late open of a task whose check was not seen */
-	g = fresh(&paths);
-	window_with_a_check(g, 11, 20);
-	devcg_gaps_flush(g, 0);
-	CHECK_INT(ngaps, 1);
-	CHECK_INT(last.denied, 0);
-	devcg_gaps_free(g);
-	devcg_cgpaths_free(paths);
-
+	/* the control: only the open of a task whose check was not seen */
+	CHECK_INT(late_opens(9, (struct late_open[]){ { 11, 20 } }, 1), 0);
 	/* a check of another device (an mknod, say) places no open of this one */
-	g = fresh(&paths);
-	feed(g, write_ev(1 * MS, DEVCG_FILE_DEVICES_DENY, "a"));
-	late = check_ev(1 * MS + 20000, 10);
-	late.check.minor = 5;
-	feed(g, late);
-	feed(g, write_ev(1 * MS + 40000, DEVCG_FILE_DEVICES_ALLOW, "c 1:9 rwm"));
-	late = denied_ev(20 * MS);
-	late.tid = 10;
-	feed(g, late);
-	devcg_gaps_flush(g, 0);
-	CHECK_INT(ngaps, 1);
-	CHECK_INT(last.denied, 0);
-	devcg_gaps_free(g);
-	devcg_cgpaths_free(paths);
-
+	CHECK_INT(late_opens(5, (struct late_open[]){ { 10, 20 } }, 1), 0);
 	/* a check is used once: a second refused open of the same task later
 	 * on is placed at its own return */
-	g = fresh(&paths);
-	window_with_a_check(g, 10, 20);
-	late = denied_ev(30 * MS);
-	late.tid = 10;
-	feed(g, late);
-	devcg_gaps_flush(g, 0);
-	CHECK_INT(ngaps, 1);
-	CHECK_INT(last.denied, 1);
-	devcg_gaps_free(g);
-	devcg_cgpaths_free(paths);
+	CHECK_INT(late_opens(9, (struct late_open[]){ { 10, 20 }, { 10, 30 } }, 2), 1);
 }
 
 TEST(gap_takes_in_denials_between_writes_of_a_slow_replay)
