@@ -8,7 +8,7 @@
 # the errno reader over /run/hp/fakegpu0 (ENOENT at first) and /dev/null.
 # `devcg attach` gives it the fake GPU (bind-mounted: ENXIO from then on);
 # then `systemctl daemon-reload` re-applies the unit's own device program.
-# With the systemd step (the unit's DeviceAllow= widened before the swap)
+# With the systemd step (the unit's DeviceAllow= widened after the swap)
 # the grant is kept. The control shows that the same reload revokes it
 # without the step: the unit's own policy installed with `devcg replace
 # --no-systemd` (which takes the place of systemd's program), then `attach

@@ -9,7 +9,7 @@
 # policy plus the fake GPU; then one systemd operation; the reader's opens
 # before and after tell whether the grant survived it. With --no-systemd
 # (devcg's systemd step off) every operation revokes the grant: the field
-# failure. With the step (the default) devcg first widens the unit's
+# failure. With the step (the default) devcg, right after its swap, widens the unit's
 # runtime DeviceAllow= to hold its policy, and every operation keeps it.
 # Then the soak (soak.sh: 100 reloads, runc and podman containers), a
 # hot-plug through a reload (hotplug-systemd.sh) and the trace's
