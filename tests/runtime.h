@@ -70,6 +70,9 @@ struct creader {
 void creader_start(struct ctr *c, struct creader *r);
 /* Stop it; its EPERMs and opens, [0] /dev/urandom, [1] /dev/null. */
 void creader_stop(struct creader *r, unsigned long long eperm[2], unsigned long long opens[2]);
+/* The control of a reader test: under a policy of /dev/null alone, the
+ * same reader is refused /dev/urandom on every open and never /dev/null. */
+void creader_refused_control(struct ctr *c);
 
 /* `devcg -j trace --cgroup REL` of the container, its lines in a file. */
 struct tracer {

@@ -1525,21 +1525,7 @@ static void runtime_hotplug(const char *rt)
 	printf("    %u attach/detach cycles: the reader opened %llu + %llu times, 0 EPERM; no gap\n",
 	       cycles(), opens[0], opens[1]);
 	/* control: the same reader counts the EPERMs of a policy without urandom */
-	{
-		struct devcg_rules *rules = devcg_rules_new();
-		struct devcg_policy *pol = devcg_policy_new();
-		const char *text = "deny a\nallow c 1:3 rwm\n";
-
-		CHECK(!devcg_rules_parse(rules, text, strlen(text), "control", NULL, NULL) &&
-		      !devcg_policy_apply_all(pol, rules, NULL) && !devcg_replace(c.cg, pol, NULL, NULL));
-		devcg_rules_free(rules);
-		devcg_policy_free(pol);
-		creader_start(&c, &rd);
-		usleep(100 * 1000);
-		creader_stop(&rd, eperm, opens);
-		CHECK(eperm[0] > 0 && eperm[0] == opens[0]);
-		CHECK_INT(eperm[1], 0);
-	}
+	creader_refused_control(&c);
 	ctr_destroy(&c);
 }
 

@@ -803,6 +803,25 @@ static int fuse_open_in(struct ctr *c)
 	test_fail(__FILE__, __LINE__, "opening c 10:229 in the container: exit %d: %s", rc, out);
 }
 
+void creader_refused_control(struct ctr *c)
+{
+	struct devcg_rules *rules = devcg_rules_new();
+	struct devcg_policy *pol = devcg_policy_new();
+	const char *text = "deny a\nallow c 1:3 rwm\n";
+	unsigned long long eperm[2], opens[2];
+	struct creader r;
+
+	CHECK(!devcg_rules_parse(rules, text, strlen(text), "control", NULL, NULL) &&
+	      !devcg_policy_apply_all(pol, rules, NULL) && !devcg_replace(c->cg, pol, NULL, NULL));
+	devcg_rules_free(rules);
+	devcg_policy_free(pol);
+	creader_start(c, &r);
+	usleep(100 * 1000);
+	creader_stop(&r, eperm, opens);
+	CHECK(eperm[0] > 0 && eperm[0] == opens[0]);
+	CHECK_INT(eperm[1], 0);
+}
+
 void creader_start(struct ctr *c, struct creader *r)
 {
 	char pidf[PATH_MAX], buf[8192];
@@ -1189,13 +1208,7 @@ static void adopt_with_no_eperm(const char *rt)
 	CHECK_INT(ids[0], id);
 
 	/* control: the same reader is refused under a policy without urandom */
-	rc = DEVCG(NULL, "replace", c.cg, "deny a", "allow c 1:3 rwm");
-	CHECK_INT(rc, 0);
-	creader_start(&c, &r);
-	usleep(100 * 1000);
-	creader_stop(&r, eperm, opens);
-	CHECK(eperm[0] > 0 && eperm[0] == opens[0]);
-	CHECK_INT(eperm[1], 0);
+	creader_refused_control(&c);
 	ctr_destroy(&c);
 }
 
