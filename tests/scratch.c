@@ -614,3 +614,68 @@ void scratch_cleanup(void)
 	for (i = 0; i < nb; i++)
 		remove_scratch_below(bases[i], false);
 }
+
+struct open_loop {
+	uint64_t ns;
+	int pipe;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int open_loop(void *arg)
+{
+	struct open_loop *l = arg;
+	uint64_t end = mono_ns() + l->ns, n = 0;
+
+	/* the clock read once per 64 opens */
+	while ((n & 63) || mono_ns() < end) {
+		int fd = open("/dev/null", O_RDONLY);
+
+		if (fd >= 0)
+			close(fd);
+		n++;
+	}
+	return write(l->pipe, &n, sizeof(n)) == sizeof(n) ? 0 : 1;
+}
+
+double scratch_opens_per_second(const char *cgroup, int ms)
+{
+	struct open_loop l = { .ns = (uint64_t)ms * 1000000ull };
+	uint64_t n = 0;
+	pid_t pid;
+	int p[2], ret = 0;
+
+	if (pipe(p))
+		return -errno;
+	l.pipe = p[1];
+	pid = scratch_spawn(cgroup, open_loop, &l);
+	if (pid < 0)
+		ret = (int)pid;
+	else if (read(p[0], &n, sizeof(n)) != sizeof(n))
+		ret = -EIO;
+	if (pid > 0 && scratch_wait(pid) && !ret)
+		ret = -ECHILD;
+	close(p[0]);
+	close(p[1]);
+	return ret ? ret : (double)n * 1000.0 / ms;
+}
+
+double scratch_best_opens_per_second(const char *cgroup, int k, int ms)
+{
+	double best = 0;
+
+	for (int i = 0; i < k; i++) {
+		double v = scratch_opens_per_second(cgroup, ms);
+
+		if (v < 0)
+			return v;
+		best = v > best ? v : best;
+	}
+	return best;
+}

@@ -56,6 +56,12 @@ pid_t scratch_spawn(const char *cgroup, int (*fn)(void *arg), void *arg);
 int scratch_wait(pid_t pid);
 /* scratch_spawn() and scratch_wait() in one. */
 int scratch_run(const char *cgroup, int (*fn)(void *arg), void *arg);
+/* open()+close() of /dev/null per second by a child in CGROUP over MS
+ * milliseconds, or -errno; the best of K such windows, the one least
+ * disturbed by the rest of a shared machine (under TCG, the host
+ * descheduling a vCPU thread). */
+double scratch_opens_per_second(const char *cgroup, int ms);
+double scratch_best_opens_per_second(const char *cgroup, int k, int ms);
 
 /* A device node to make: NAME in the directory, TYPE 'c' or 'b'. */
 struct scratch_node {

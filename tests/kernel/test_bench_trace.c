@@ -25,65 +25,13 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-struct loop {
-	uint64_t ns;
-	int pipe;
-};
-
-static int open_loop(void *arg)
-{
-	struct loop *l = arg;
-	uint64_t end = mono_ns() + l->ns, n = 0;
-
-	while ((n & 63) || mono_ns() < end) {
-		int fd = open("/dev/null", O_RDONLY);
-
-		if (fd >= 0)
-			close(fd);
-		n++;
-	}
-	return write(l->pipe, &n, sizeof(n)) == sizeof(n) ? 0 : 1;
-}
-
-/* open()+close() per second of a process in CG for MS milliseconds. */
-static double opens_per_second(const char *cg, int ms)
-{
-	struct loop l = { .ns = (uint64_t)ms * 1000000ull };
-	uint64_t n = 0;
-	int p[2];
-	pid_t pid;
-
-	CHECK(!pipe(p));
-	l.pipe = p[1];
-	pid = scratch_spawn(cg, open_loop, &l);
-	CHECK(pid > 0);
-	CHECK(read(p[0], &n, sizeof(n)) == sizeof(n));
-	CHECK_INT(scratch_wait(pid), 0);
-	close(p[0]);
-	close(p[1]);
-	return (double)n * 1000.0 / ms;
-}
-
-/* The best of K windows of MS: the one least disturbed by whatever else
- * runs (under TCG, the host descheduling a vCPU thread). */
+/* The best of K windows of MS of the open loop in CG (scratch.c). */
 static double best_opens_per_second(const char *cg, int k, int ms)
 {
-	double best = 0;
+	double v = scratch_best_opens_per_second(cg, k, ms);
 
-	for (int i = 0; i < k; i++) {
-		double v = opens_per_second(cg, ms);
-
-		best = v > best ? v : best;
-	}
-	return best;
+	CHECK_MSG(v > 0, "the open loop in %s: %s", cg, strerror(-(int)v));
+	return v;
 }
 
 /* `devcg -j trace --hooks HOOK_KIND` with its lines in LOG, once it says
