@@ -387,6 +387,17 @@ static void check_same(const struct snap *a, const struct snap *b)
 	CHECK_MSG(devcg_policy_equal(a->policy, b->policy), "the container's policy changed");
 }
 
+/* The container's /dev and policy are as BEFORE (freed). */
+static void check_unchanged(struct pc *p, struct snap *before)
+{
+	struct snap after;
+
+	snap_take(p, &after);
+	check_same(before, &after);
+	snap_free(before);
+	snap_free(&after);
+}
+
 /* Does the live policy allow the device, by an exception of exactly its key? */
 static uint8_t own_access(struct pc *p, unsigned int maj, unsigned int min)
 {
@@ -461,7 +472,7 @@ static const struct dev gpu0 = { "fakegpu0", "fakegpu0" };
 TEST(hotplug_attach_allows_then_makes_the_node_and_detach_takes_both_back)
 {
 	struct devcg_hotplug_result *r;
-	struct snap before, after;
+	struct snap before;
 	struct stat st, host;
 	char hpath[PATH_MAX];
 	struct pc p;
@@ -495,10 +506,7 @@ TEST(hotplug_attach_allows_then_makes_the_node_and_detach_takes_both_back)
 	CHECK_INT(r->entries[0].nholders, 0);
 	devcg_hotplug_result_free(r);
 	CHECK_INT(pc_open(&p, "fakegpu0"), ENOENT);
-	snap_take(&p, &after);
-	check_same(&before, &after);
-	snap_free(&before);
-	snap_free(&after);
+	check_unchanged(&p, &before);
 }
 
 TEST(hotplug_control_a_node_without_its_permission_is_refused_with_eperm)
@@ -661,7 +669,7 @@ TEST(hotplug_detach_takes_back_the_devices_own_exception_even_from_the_base_poli
 TEST(hotplug_detach_on_a_default_allow_policy_adds_no_deny)
 {
 	struct devcg_hotplug_result *r;
-	struct snap before, after;
+	struct snap before;
 	struct pc p;
 
 	pc_start(&p, false, "deny c 1:9 rwm\n");
@@ -672,17 +680,14 @@ TEST(hotplug_detach_on_a_default_allow_policy_adds_no_deny)
 	CHECK_INT(r->entries[0].permission, DEVCG_PERM_STILL_ALLOWED);
 	CHECK(strstr(r->entries[0].note, "default"));
 	devcg_hotplug_result_free(r);
-	snap_take(&p, &after);
-	check_same(&before, &after);
-	snap_free(&before);
-	snap_free(&after);
+	check_unchanged(&p, &before);
 }
 
 TEST(hotplug_attach_under_a_wider_deny_of_a_default_allow_policy_is_refused_and_changes_nothing)
 {
 	struct devcg_hotplug_result *r = NULL;
 	struct devcg_error err;
-	struct snap before, after;
+	struct snap before;
 	char policy[256];
 	struct pc p;
 
@@ -692,10 +697,7 @@ TEST(hotplug_attach_under_a_wider_deny_of_a_default_allow_policy_is_refused_and_
 	CHECK_INT(call(true, &p, &gpu0, 1, NULL, &r, &err), -EPERM);
 	CHECK(r == NULL);
 	CHECK_MSG(strstr(err.msg, "cannot be allowed alone"), "%s", err.msg);
-	snap_take(&p, &after);
-	check_same(&before, &after);
-	snap_free(&before);
-	snap_free(&after);
+	check_unchanged(&p, &before);
 }
 
 /* ---- 3. failure at each step leaves the container exactly as before -------------- */
@@ -863,7 +865,7 @@ TEST(hotplug_a_bind_mounted_node_cannot_take_another_mode)
 	struct devcg_error err = { 0 };
 	char host[PATH_MAX], path[PATH_MAX];
 	DEVCG_OPTS(devcg_hotplug_opts, o);
-	struct snap before, after;
+	struct snap before;
 	struct pc p;
 
 	pc_start(&p, true, BASE);
@@ -877,10 +879,7 @@ TEST(hotplug_a_bind_mounted_node_cannot_take_another_mode)
 	o.pid = p.pid;
 	CHECK_INT(devcg_attach(NULL, &d, 1, &o, NULL, &err), -EINVAL);
 	CHECK_MSG(strstr(err.msg, "host's node"), "%s", err.msg);
-	snap_take(&p, &after);
-	check_same(&before, &after);
-	snap_free(&before);
-	snap_free(&after);
+	check_unchanged(&p, &before);
 }
 
 TEST(hotplug_a_symbolic_link_on_the_way_is_refused_and_nothing_is_made_where_it_points)
@@ -1184,7 +1183,7 @@ TEST(hotplug_cdi_unknown_device_is_a_clear_error_and_changes_nothing)
 {
 	struct devcg_hotplug_result *r = NULL;
 	struct devcg_error err;
-	struct snap before, after;
+	struct snap before;
 	char dir[PATH_MAX];
 	struct pc p;
 
@@ -1197,10 +1196,7 @@ TEST(hotplug_cdi_unknown_device_is_a_clear_error_and_changes_nothing)
 	CHECK_MSG(strstr(err.msg, "devcg.test/gpu=7 not found") && strstr(err.msg, "have 0, 1"), "%s", err.msg);
 	CHECK_INT(cdi_call(true, &p, dir, (const char *[]){ "nope.test/x=0", NULL }, &r, &err), -ENOENT);
 	CHECK_MSG(strstr(err.msg, "no spec of kind nope.test/x"), "%s", err.msg);
-	snap_take(&p, &after);
-	check_same(&before, &after);
-	snap_free(&before);
-	snap_free(&after);
+	check_unchanged(&p, &before);
 }
 
 TEST(hotplug_cdi_detach_keeps_the_common_nodes_while_another_device_of_the_spec_is_in)
