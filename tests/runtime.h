@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 enum mode { V2, V1 };
@@ -73,6 +74,9 @@ void creader_stop(struct creader *r, unsigned long long eperm[2], unsigned long 
 /* The control of a reader test: under a policy of /dev/null alone, the
  * same reader is refused /dev/urandom on every open and never /dev/null. */
 void creader_refused_control(struct ctr *c);
+/* The control of a trace test: detach program ID from CGROUP and attach it
+ * again 2 ms later, a gap with no program that the trace must report. */
+void reattach_gap(const char *cgroup, uint32_t id);
 
 /* `devcg -j trace --cgroup REL` of the container, its lines in a file. */
 struct tracer {

@@ -1419,7 +1419,7 @@ static void runtime_hotplug(const char *rt)
 	struct ctr c;
 	json_t *all, *o;
 	uint32_t now;
-	int cfd, pfd, rc;
+	int rc;
 
 	need(rt, V2);
 	rt_dev_make(&x, 0660);
@@ -1493,14 +1493,7 @@ static void runtime_hotplug(const char *rt)
 		now = devcg_state_own(s)->id;
 		devcg_state_free(s);
 	}
-	cfd = open(c.cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	pfd = bpf_prog_get_fd_by_id(now);
-	CHECK(cfd >= 0 && pfd >= 0);
-	CHECK(!bpf_prog_detach2(pfd, cfd, BPF_CGROUP_DEVICE));
-	usleep(2000);
-	CHECK(!bpf_prog_attach(pfd, cfd, BPF_CGROUP_DEVICE, BPF_F_ALLOW_MULTI));
-	close(pfd);
-	close(cfd);
+	reattach_gap(c.cg, now);
 	all = tracer_stop(&t);
 	json_array_foreach(all, i, o) {
 		const char *type = jstr(o, "type");

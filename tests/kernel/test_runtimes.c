@@ -822,6 +822,18 @@ void creader_refused_control(struct ctr *c)
 	CHECK_INT(eperm[1], 0);
 }
 
+void reattach_gap(const char *cgroup, uint32_t id)
+{
+	int cfd = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC), pfd = bpf_prog_get_fd_by_id(id);
+
+	CHECK(cfd >= 0 && pfd >= 0);
+	CHECK(!bpf_prog_detach2(pfd, cfd, BPF_CGROUP_DEVICE));
+	usleep(2000);
+	CHECK(!bpf_prog_attach(pfd, cfd, BPF_CGROUP_DEVICE, BPF_F_ALLOW_MULTI));
+	close(pfd);
+	close(cfd);
+}
+
 void creader_start(struct ctr *c, struct creader *r)
 {
 	char pidf[PATH_MAX], buf[8192];
@@ -1404,7 +1416,7 @@ TEST(crun_update_on_v2_replaces_its_program_atomically_and_trace_reports_no_gap)
 	struct creader r;
 	struct ctr c;
 	json_t *all, *o;
-	int rc, cfd, pfd;
+	int rc;
 
 	need("crun", V2);
 	ctr_start(&c, "crun", V2);
@@ -1432,14 +1444,7 @@ TEST(crun_update_on_v2_replaces_its_program_atomically_and_trace_reports_no_gap)
 	CHECK(now != prev);
 
 	/* control: a detach-then-attach of the same program is a gap to the trace */
-	cfd = open(c.cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	pfd = bpf_prog_get_fd_by_id(now);
-	CHECK(cfd >= 0 && pfd >= 0);
-	CHECK(!bpf_prog_detach2(pfd, cfd, BPF_CGROUP_DEVICE));
-	usleep(2000);
-	CHECK(!bpf_prog_attach(pfd, cfd, BPF_CGROUP_DEVICE, BPF_F_ALLOW_MULTI));
-	close(pfd);
-	close(cfd);
+	reattach_gap(c.cg, now);
 
 	all = tracer_stop(&t);
 	json_array_foreach(all, i, o) {
