@@ -111,6 +111,7 @@ struct ident {
 	ino_t ino;
 	uint64_t mnt;
 	bool mount_root; /* the root of the mount it was reached through */
+	bool mount_root_known; /* statx() tells mount_root (Linux 5.8 on) */
 };
 
 static int ident_of(int fd, struct ident *id)
@@ -128,6 +129,7 @@ static int ident_of(int fd, struct ident *id)
 	id->ino = stx.stx_ino;
 	id->mnt = stx.stx_mnt_id;
 	id->mount_root = stx.stx_attributes_mask & stx.stx_attributes & STATX_ATTR_MOUNT_ROOT;
+	id->mount_root_known = stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT;
 	/* STATX_MNT_ID came with Linux 5.8; before it, the mount id that
 	 * name_to_handle_at() reports (cgroupfs and tmpfs give handles) */
 	if (stx.stx_mask & STATX_MNT_ID)
@@ -280,83 +282,137 @@ static int path_of(int fd, const char *joined, char path[PATH_MAX])
 	return realpath(joined, path) ? 0 : -errno;
 }
 
+/* CG's mount and path below it, from its path (found) and its fd: how
+ * many steps below the top of the mount it is, or a negative errno. */
+static int split_names(struct devcg_cgroup *cg, bool *hierarchy_root)
+{
+	char *end, *mount = cg->name.mount, *path = cg->name.path;
+	int depth, d;
+
+	/* the mount and the path below it, by as many steps as ".." takes to
+	 * leave the mount: right through bind mounts of subtrees too */
+	depth = depth_in_mount(cg->fd, hierarchy_root);
+	if (depth < 0)
+		return depth;
+	strcpy(mount, path);
+	for (d = depth, end = mount + strlen(mount); d > 0 && end > mount; d--) {
+		while (end > mount && end[-1] != '/')
+			end--;
+		if (end > mount + 1)
+			end--;
+		*end = '\0';
+	}
+	strcpy(cg->name.rel, path[strlen(mount)] ? path + strlen(mount) : "/");
+	if (!strcmp(mount, "/"))
+		strcpy(cg->name.rel, path);
+	return depth;
+}
+
+static struct devcg_cgroup *named(const struct devcg_cgroup *c)
+{
+	struct devcg_cgroup *cg = (struct devcg_cgroup *)c; /* the names are a cache */
+	bool root;
+
+	if (!cg->named) {
+		cg->named = true;
+		if (cg->fd < 0 || path_of(cg->fd, cg->joined, cg->name.path) || split_names(cg, &root) < 0) {
+			snprintf(cg->name.path, sizeof(cg->name.path), "%s", cg->joined);
+			snprintf(cg->name.rel, sizeof(cg->name.rel), "%s", cg->joined);
+			cg->name.mount[0] = '\0';
+		}
+	}
+	return cg;
+}
+
+const char *devcg_cgroup_mount(const struct devcg_cgroup *cg)
+{
+	return named(cg)->name.mount;
+}
+
+const char *devcg_cgroup_path(const struct devcg_cgroup *cg)
+{
+	return named(cg)->name.path;
+}
+
+const char *devcg_cgroup_rel(const struct devcg_cgroup *cg)
+{
+	return named(cg)->name.rel;
+}
+
 int devcg_cgroup_resolve(const char *arg, enum devcg_resolve_for use, struct devcg_cgroup *cg,
 			 struct devcg_error *err)
 {
-	char joined[PATH_MAX], *end, q[1024];
+	char q[1024], mnt[PATH_MAX] = "";
 	bool hierarchy_root = false;
 	struct statfs sfs;
-	int ret, depth, n;
+	struct ident self;
+	int ret, n, depth;
 
 	memset(cg, 0, sizeof(*cg));
 	cg->fd = -1;
 	if (!arg[0] && use == DEVCG_RESOLVE_WRITE) {
-		devcg_cgroup2_mount(cg->mount, sizeof(cg->mount), NULL);
+		devcg_cgroup2_mount(mnt, sizeof(mnt), NULL);
 		return devcg_err(err, -EINVAL,
 				 "empty cgroup argument (an unset variable?): it would name the "
-				 "cgroup2 root %s; devcg never writes the root cgroup's device policy",
-				 cg->mount[0] ? cg->mount : "");
+				 "cgroup2 root %s; devcg never writes the root cgroup's device policy", mnt);
 	}
 	if (arg[0] == '/') {
-		n = snprintf(joined, sizeof(joined), "%s", arg);
+		n = snprintf(cg->joined, sizeof(cg->joined), "%s", arg);
 	} else {
-		ret = devcg_cgroup2_mount(cg->mount, sizeof(cg->mount), err);
+		ret = devcg_cgroup2_mount(mnt, sizeof(mnt), err);
 		if (ret)
 			return ret;
-		n = snprintf(joined, sizeof(joined), "%s/%s", cg->mount, arg);
+		n = snprintf(cg->joined, sizeof(cg->joined), "%s/%s", mnt, arg);
 	}
 	/* the kernel takes no longer path either (getname() in fs/namei.c);
 	 * a shortened one could name the parent, or the root */
-	if (n < 0 || (size_t)n >= sizeof(joined))
+	if (n < 0 || (size_t)n >= sizeof(cg->joined))
 		return devcg_err(err, -ENAMETOOLONG,
 				 "cgroup argument of %zu bytes is longer than a path can be (%d): "
 				 "refused, never shortened", strlen(arg), PATH_MAX - 1);
 	/* the fd is what devcg acts on; the strings only name it */
-	cg->fd = open(joined, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cg->fd = open(cg->joined, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cg->fd < 0)
 		return devcg_err(err, -errno, "%s: %s", devcg_quote(q, sizeof(q), arg, (size_t)-1), strerror(errno));
-	ret = path_of(cg->fd, joined, cg->path);
-	if (ret) {
-		ret = devcg_err(err, ret, "%s: %s", devcg_quote(q, sizeof(q), arg, (size_t)-1), strerror(-ret));
-		goto fail;
-	}
 	if (fstatfs(cg->fd, &sfs)) {
 		ret = devcg_err(err, -errno, "%s: %s", devcg_quote(q, sizeof(q), arg, (size_t)-1), strerror(errno));
 		goto fail;
 	}
 	if (sfs.f_type != CGROUP2_SUPER_MAGIC) {
-		char mnt[PATH_MAX] = "?";
-
 		devcg_cgroup2_mount(mnt, sizeof(mnt), NULL);
 		ret = devcg_err(err, -ENOTDIR, "%s is not a cgroup v2 directory (cgroup2 is mounted at %s)%s",
-				devcg_quote(q, sizeof(q), arg, (size_t)-1), mnt, sfs.f_type == CGROUP_SUPER_MAGIC ?
-				"; it is in a cgroup v1 hierarchy" : "");
+				devcg_quote(q, sizeof(q), arg, (size_t)-1), mnt[0] ? mnt : "?",
+				sfs.f_type == CGROUP_SUPER_MAGIC ? "; it is in a cgroup v1 hierarchy" : "");
 		goto fail;
 	}
-	/* the mount and the path below it, by as many steps as ".." takes to
-	 * leave the mount: right through bind mounts of subtrees too */
-	depth = depth_in_mount(cg->fd, &hierarchy_root);
+	ret = ident_of(cg->fd, &self);
+	if (ret) {
+		ret = devcg_err(err, ret, "%s: %s", devcg_quote(q, sizeof(q), arg, (size_t)-1), strerror(-ret));
+		goto fail;
+	}
+	cg->ino = self.ino;
+	/* a writer needs no names when statx() says whether the directory is
+	 * the root of its mount (Linux 5.8 on) and it is not: the other
+	 * refusals need them, and so does a reader */
+	if (use == DEVCG_RESOLVE_WRITE && self.mount_root_known && !self.mount_root && self.ino != 1)
+		return 0;
+	cg->named = true;
+	ret = path_of(cg->fd, cg->joined, cg->name.path);
+	if (ret) {
+		ret = devcg_err(err, ret, "%s: %s", devcg_quote(q, sizeof(q), arg, (size_t)-1), strerror(-ret));
+		goto fail;
+	}
+	depth = split_names(cg, &hierarchy_root);
 	if (use == DEVCG_RESOLVE_WRITE && (hierarchy_root || depth >= 0)) {
-		ret = refuse(hierarchy_root, depth == 0, arg, cg->path, "cgroup2", err);
+		ret = refuse(hierarchy_root, depth == 0, arg, cg->name.path, "cgroup2", err);
 		if (ret)
 			goto fail;
 	}
-	if (depth < 0) {
-		ret = devcg_err(err, depth, "%s: cannot find the root of its mount: %s", devcg_quote(q, sizeof(q), arg, (size_t)-1),
-				strerror(-depth));
+	if ((ret = depth) < 0) {
+		ret = devcg_err(err, ret, "%s: cannot find the root of its mount: %s",
+				devcg_quote(q, sizeof(q), arg, (size_t)-1), strerror(-ret));
 		goto fail;
 	}
-	strcpy(cg->mount, cg->path);
-	for (end = cg->mount + strlen(cg->mount); depth > 0 && end > cg->mount; depth--) {
-		while (end > cg->mount && end[-1] != '/')
-			end--;
-		if (end > cg->mount + 1)
-			end--;
-		*end = '\0';
-	}
-	strcpy(cg->rel, cg->path[strlen(cg->mount)] ? cg->path + strlen(cg->mount) : "/");
-	if (!strcmp(cg->mount, "/"))
-		strcpy(cg->rel, cg->path);
 	return 0;
 fail:
 	devcg_cgroup_close(cg);
@@ -569,7 +625,7 @@ int devcg_cgroup_lineage(const struct devcg_cgroup *cg, struct devcg_lineage *ou
 	fd = dup(cg->fd);
 	if (fd < 0)
 		return -errno;
-	ret = walk_up(fd, cg->rel, &v.best);
+	ret = walk_up(fd, devcg_cgroup_rel(cg), &v.best);
 	/* another mount can show more only when this walk stopped below the
 	 * hierarchy's root */
 	if (!(v.best.n && is_hierarchy_root(v.best.fds[v.best.n - 1])) &&

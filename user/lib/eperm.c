@@ -67,18 +67,18 @@ void devcg_attach_refusal(const struct devcg_cgroup *cg, uint32_t attach_flags, 
 	    devcg_mode_of(flags) != devcg_mode_of(attach_flags)) {
 		snprintf(buf, len, "permission denied: %s has device programs in %s mode (attached "
 			 "meanwhile), and the kernel attaches only in the mode already there",
-			 cg->rel, mode_name(devcg_mode_of(flags)));
+			 devcg_cgroup_rel(cg), mode_name(devcg_mode_of(flags)));
 		return;
 	}
 	/* the ancestors, nearest first: the first with a program decides */
-	snprintf(rel, sizeof(rel), "%s", cg->rel);
+	snprintf(rel, sizeof(rel), "%s", devcg_cgroup_rel(cg));
 	while (strcmp(rel, "/")) {
 		int fd;
 
 		*strrchr(rel, '/') = '\0';
 		if (!rel[0])
 			strcpy(rel, "/");
-		snprintf(path, sizeof(path), "%s%s", cg->mount, strcmp(rel, "/") ? rel : "");
+		snprintf(path, sizeof(path), "%s%s", devcg_cgroup_mount(cg), strcmp(rel, "/") ? rel : "");
 		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0)
 			break;

@@ -212,8 +212,8 @@ static int target_open(const char *cgroup, int32_t pid, struct target *t, struct
 	ret = devcg_cgroup_resolve(cgroup ? cgroup : rel[0] == '/' ? rel + 1 : rel, DEVCG_RESOLVE_WRITE,
 				   &cg, err);
 	if (!ret) {
-		snprintf(t->cgroup, sizeof(t->cgroup), "%s", cg.path);
-		snprintf(t->rel, sizeof(t->rel), "%s", cg.rel);
+		snprintf(t->cgroup, sizeof(t->cgroup), "%s", devcg_cgroup_path(&cg));
+		snprintf(t->rel, sizeof(t->rel), "%s", devcg_cgroup_rel(&cg));
 	}
 	devcg_cgroup_close(&cg);
 	if (ret)

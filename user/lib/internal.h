@@ -137,14 +137,27 @@ int devcg_rules_append(struct devcg_rules *rules, const struct devcg_rule *add, 
 
 /* A resolved cgroup v2 directory. */
 struct devcg_cgroup {
-	char mount[4096]; /* the root of the mount it was reached through */
-	char path[4096];  /* absolute, without symlinks */
-	char rel[4096];   /* relative to the mount, "/" for its root */
-	int fd;           /* O_RDONLY directory: what devcg acts on */
+	int fd;       /* O_RDONLY directory: what devcg acts on */
+	uint64_t ino; /* its inode number: its cgroup id */
 	/* the systemd unit whose own cgroup this is, when devcg keeps it in
 	 * step (systemd.c): its program ("sd_devices") is left in place */
 	char unit[256];
+	/* its names, found on first use (devcg_cgroup_rel() and the others):
+	 * a writer that meets no error needs none, and finding them is a
+	 * readlink() and a walk up to the top of the mount */
+	bool named;
+	char joined[4096]; /* the path it was opened at */
+	struct {
+		char mount[4096]; /* the root of the mount it was reached through */
+		char path[4096];  /* absolute, without symlinks */
+		char rel[4096];   /* relative to the mount, "/" for its root */
+	} name;
 };
+/* CG's names (see above); where they cannot be found, the path it was
+ * opened at. */
+const char *devcg_cgroup_mount(const struct devcg_cgroup *cg);
+const char *devcg_cgroup_path(const struct devcg_cgroup *cg);
+const char *devcg_cgroup_rel(const struct devcg_cgroup *cg);
 
 int devcg_cgroup2_mount(char *buf, size_t len, struct devcg_error *err);
 /* What a cgroup is resolved for: a writer never gets a root cgroup. */
@@ -243,11 +256,10 @@ int devcg_filter_read(int prog_fd, struct devcg_policy **policy, bool *audit,
 
 /*
  * systemd.c: keeping a unit's own device program from narrowing devcg's.
- * The unit whose own cgroup is REL (relative to the cgroup2 mount): 1 and
- * its name, 0 when there is none (or systemd is not PID 1), or an error.
+ * The unit whose own cgroup is CG: 1 and its name, 0 when there is none
+ * (or systemd is not PID 1), or an error.
  */
-int devcg_systemd_unit_of(const char *rel, int cgroup_fd, char *unit, size_t len,
-			  struct devcg_error *err);
+int devcg_systemd_unit_of(const struct devcg_cgroup *cg, char *unit, size_t len, struct devcg_error *err);
 /* One DeviceAllow= entry: a path or pattern systemd takes, and its access. */
 struct devcg_sd_entry {
 	char path[4096];

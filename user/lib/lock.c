@@ -160,8 +160,8 @@ int devcg_lock_cgroup(const struct devcg_cgroup *cg, struct devcg_lock *lock, st
 	lock->fd = lock->dir_fd = -1;
 	/* a cgroup2 directory's inode number is the cgroup id (kernfs) */
 	if (fstat(cg->fd, &st))
-		return devcg_err(err, -errno, "%s: %s", cg->rel, strerror(errno));
-	return devcg_lock_take(DEVCG_LOCK_DIR, (uint64_t)st.st_ino, cg->rel, lock, err);
+		return devcg_err(err, -errno, "%s: %s", devcg_cgroup_rel(cg), strerror(errno));
+	return devcg_lock_take(DEVCG_LOCK_DIR, (uint64_t)st.st_ino, devcg_cgroup_rel(cg), lock, err);
 }
 
 void devcg_lock_release(struct devcg_lock *lock)

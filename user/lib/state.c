@@ -138,12 +138,12 @@ static int state_read(const char *cgroup, bool systemd, struct devcg_state **out
 	if (!ret && devcg_cgroup_lineage(&cg, &l))
 		memset(&l, 0, sizeof(l));
 	levels = l.n ? l.n : 1;
-	if (!ret && strlen(l.n ? l.rels[0] : cg.rel) >= sizeof(s->cgroup))
+	if (!ret && strlen(l.n ? l.rels[0] : devcg_cgroup_rel(&cg)) >= sizeof(s->cgroup))
 		ret = devcg_err(err, -ENAMETOOLONG, "%s: its path is too long", cgroup);
 	if (!ret)
-		strcpy(s->cgroup, l.n ? l.rels[0] : cg.rel);
+		strcpy(s->cgroup, l.n ? l.rels[0] : devcg_cgroup_rel(&cg));
 	for (level = 0; !ret && level < levels; level++) {
-		const char *rel = l.n ? l.rels[level] : cg.rel;
+		const char *rel = l.n ? l.rels[level] : devcg_cgroup_rel(&cg);
 
 		ret = query(l.n ? l.fds[level] : cg.fd, 0, &flags, &att, err);
 		for (i = 0; !ret && i < att.n; i++) {

@@ -233,9 +233,9 @@ static int attach_failed(struct devcg_cgroup *cg, uint32_t flags, int code, stru
 	char cause[1024];
 
 	if (code != -EPERM)
-		return devcg_err(err, code, "cannot attach the filter to %s: %s", cg->rel, why(code));
+		return devcg_err(err, code, "cannot attach the filter to %s: %s", devcg_cgroup_rel(cg), why(code));
 	devcg_attach_refusal(cg, flags, cause, sizeof(cause));
-	return devcg_err(err, code, "cannot attach the filter to %s: %s", cg->rel, cause);
+	return devcg_err(err, code, "cannot attach the filter to %s: %s", devcg_cgroup_rel(cg), cause);
 }
 
 /*
@@ -264,7 +264,7 @@ static int adopt_linked(struct devcg_cgroup *cg, uint64_t ino, int link, uint32_
 		ret = devcg_err(err, -ENOENT, "program %u was replaced by another writer", prog_id);
 	else if (bpf_link_detach(link))
 		ret = devcg_err(err, -errno, "cannot detach the bpf_link %u of program %u from %s: %s",
-				info.id, prog_id, cg->rel, why(-errno));
+				info.id, prog_id, devcg_cgroup_rel(cg), why(-errno));
 	else
 		return 0;
 	bpf_prog_detach2(new_fd, cg->fd, BPF_CGROUP_DEVICE);
@@ -286,13 +286,10 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 	int target = -1, ret, i, link = -1;
 	bool audit, ours = true, linked = false;
 	uint32_t flags = BPF_F_ALLOW_MULTI;
-	struct stat st;
 	char ids[512];
 
 	if (devcg_fault(fail_at, "query"))
 		return devcg_err(err, -EIO, "injected failure at query");
-	if (fstat(cg->fd, &st))
-		return devcg_err(err, -errno, "%s: %s", cg->rel, strerror(errno));
 	audit = DEVCG_OPT(opts, devcg_replace_opts, audit, false);
 	ret = query_attached(cg->fd, false, &before, err);
 	/* whose the programs are matters only to choose among several, to
@@ -308,7 +305,7 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 		if (expect ? before.ids[i] == expect : before.devcg[i] && target < 0)
 			target = i;
 	if (expect && target < 0) {
-		ret = devcg_err(err, -ENOENT, "program %u is no longer attached to %s", expect, cg->rel);
+		ret = devcg_err(err, -ENOENT, "program %u is no longer attached to %s", expect, devcg_cgroup_rel(cg));
 		goto out;
 	}
 	/* only BPF_F_REPLACE of one program in multi mode fails when another
@@ -323,7 +320,7 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 		ret = devcg_err(err, -EBUSY,
 				"%s has %u device programs attached (%s); devcg replaces one "
 				"program: pass --force to replace them all",
-				cg->rel, before.n, ids);
+				devcg_cgroup_rel(cg), before.n, ids);
 		goto out;
 	}
 	if (target < 0 && before.n)
@@ -346,9 +343,9 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 		if (bpf_prog_attach_opts(v.prog_fd, cg->fd, BPF_CGROUP_DEVICE, &o))
 			ret = -errno;
 		/* not found as a direct attachment: it may hang on a bpf_link */
-		if (ret == -ENOENT && (link = link_of(st.st_ino, before.ids[target])) >= 0) {
+		if (ret == -ENOENT && (link = link_of(cg->ino, before.ids[target])) >= 0) {
 			linked = true;
-			ret = locked ? adopt_linked(cg, st.st_ino, link, before.ids[target], v.prog_fd, err)
+			ret = locked ? adopt_linked(cg, cg->ino, link, before.ids[target], v.prog_fd, err)
 				     : NEEDS_LOCK;
 		}
 	} else {
@@ -370,7 +367,7 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 	for (i = 0; i < (int)before.n; i++) {
 		if (i == target)
 			continue;
-		ret = detach_one(cg->fd, st.st_ino, &before, (uint32_t)i);
+		ret = detach_one(cg->fd, cg->ino, &before, (uint32_t)i);
 		if (ret < 0) {
 			ret = devcg_err(err, ret, "the filter is attached, but program %u could not "
 					"be detached: %s", before.ids[i], why(ret));
@@ -387,7 +384,7 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 		if (after.n != 1 || after.ids[0] != v.prog_id) {
 			list_ids(&after, ids, sizeof(ids));
 			ret = devcg_err(err, -EAGAIN, "after the swap %s has programs %s, expected %u only",
-					cg->rel, ids, v.prog_id);
+					devcg_cgroup_rel(cg), ids, v.prog_id);
 			for (ours = false, i = 0; i < (int)after.n; i++)
 				ours |= after.ids[i] == v.prog_id;
 		}
@@ -434,7 +431,7 @@ static int systemd_unit(struct devcg_cgroup *cg, const struct devcg_replace_opts
 
 	if (DEVCG_OPT(opts, devcg_replace_opts, no_systemd, false))
 		return 0;
-	ret = devcg_systemd_unit_of(cg->rel, cg->fd, cg->unit, sizeof(cg->unit), err);
+	ret = devcg_systemd_unit_of(cg, cg->unit, sizeof(cg->unit), err);
 	return ret < 0 ? ret : 0;
 }
 
@@ -463,7 +460,7 @@ static int systemd_widen(struct devcg_cgroup *cg, const struct devcg_policy *pol
 	ret = devcg_systemd_widen(cg->unit, policy, &sent, err);
 	if (ret)
 		return devcg_err_wrap(err, ret, "devcg's filter is in place on %s, but a reload of %s "
-				      "will refuse the devices it does not list", cg->rel, cg->unit);
+				      "will refuse the devices it does not list", devcg_cgroup_rel(cg), cg->unit);
 	if (has) {
 		snprintf(opts->systemd_unit, sizeof(opts->systemd_unit), "%s", cg->unit);
 		opts->systemd_entries = (uint32_t)sent;
@@ -555,7 +552,7 @@ static int read_own(struct devcg_cgroup *cg, bool force, struct devcg_policy **p
 				"%s has device programs of others (%s) and no devcg filter; devcg cannot "
 				"read their rules, so one rule would replace them all: install the whole "
 				"policy with 'devcg replace' first, or pass --force to start from allow-all",
-				cg->rel, ids);
+				devcg_cgroup_rel(cg), ids);
 	}
 	for (i = 0; !ret && i < a.n; i++) {
 		if (!a.devcg[i])
@@ -660,7 +657,7 @@ int devcg_update_edit(const char *cgroup, devcg_policy_edit_fn edit, void *ctx,
 		ret = 0;
 	}
 	if (!ret && tries == CAS_RETRIES)
-		ret = devcg_err(err, -EBUSY, "%s: gave up after %d conflicting updates", cg.rel, CAS_RETRIES);
+		ret = devcg_err(err, -EBUSY, "%s: gave up after %d conflicting updates", devcg_cgroup_rel(&cg), CAS_RETRIES);
 	if (!ret && swapped)
 		ret = systemd_widen(&cg, swapped, &o, err);
 	devcg_policy_free(swapped);
@@ -699,7 +696,7 @@ int devcg_reset_opts(const char *cgroup, struct devcg_reset_opts *opts, struct d
 	if (!ret)
 		ret = devcg_lock_cgroup(&cg, &lock, err);
 	if (!ret && fstat(cg.fd, &st))
-		ret = devcg_err(err, -errno, "%s: %s", cg.rel, strerror(errno));
+		ret = devcg_err(err, -errno, "%s: %s", devcg_cgroup_rel(&cg), strerror(errno));
 	for (round = 0; !ret && found && round < 10; round++) {
 		ret = query_attached(cg.fd, true, &a, err);
 		if (ret)
@@ -711,7 +708,7 @@ int devcg_reset_opts(const char *cgroup, struct devcg_reset_opts *opts, struct d
 			ret = detach_one(cg.fd, st.st_ino, &a, i);
 			if (ret < 0) {
 				ret = devcg_err(err, ret, "cannot detach program %u from %s: %s%s", a.ids[i],
-						cg.rel, why(ret),
+						devcg_cgroup_rel(&cg), why(ret),
 						removed ? " (other devcg filters were removed)" : "");
 				break;
 			}
@@ -722,7 +719,7 @@ int devcg_reset_opts(const char *cgroup, struct devcg_reset_opts *opts, struct d
 		attached_close(&a);
 	}
 	if (!ret && found)
-		ret = devcg_err(err, -EAGAIN, "%s: other writers kept attaching devcg filters", cg.rel);
+		ret = devcg_err(err, -EAGAIN, "%s: other writers kept attaching devcg filters", devcg_cgroup_rel(&cg));
 	devcg_lock_release(&lock);
 	devcg_cgroup_close(&cg);
 	if (ret)

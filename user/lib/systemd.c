@@ -30,6 +30,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,12 +54,23 @@
  * or legacy mode it rewrites the v1 devices.list instead (cgroup.c), and
  * widening DeviceAllow= there would make it replay the list: a gap.
  */
-static bool systemd_booted(void)
+static bool booted;
+static pthread_once_t booted_once = PTHREAD_ONCE_INIT;
+
+static void look_for_systemd(void)
 {
 	struct statfs sfs;
 
-	return access("/run/systemd/system/", F_OK) == 0 && !statfs("/sys/fs/cgroup", &sfs) &&
-	       sfs.f_type == CGROUP2_SUPER_MAGIC;
+	booted = access("/run/systemd/system/", F_OK) == 0 && !statfs("/sys/fs/cgroup", &sfs) &&
+		 sfs.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+/* Looked at once per process: PID 1 does not change, nor the hierarchy it
+ * mounted. */
+static bool systemd_booted(void)
+{
+	pthread_once(&booted_once, look_for_systemd);
+	return booted;
 }
 
 /* The manager's private socket as root (what systemctl uses), else the
@@ -162,18 +174,19 @@ out:
 	return ret;
 }
 
-int devcg_systemd_unit_of(const char *rel, int cgroup_fd, char *unit, size_t len,
-			  struct devcg_error *err)
+int devcg_systemd_unit_of(const struct devcg_cgroup *cg, char *unit, size_t len, struct devcg_error *err)
 {
 	sd_bus *bus = NULL;
+	const char *rel;
 	int ret;
 
 	unit[0] = '\0';
-	if (!systemd_booted() || !strcmp(rel, "/"))
+	/* the cgroup's name only where systemd could have a unit there */
+	if (!systemd_booted() || !strcmp(rel = devcg_cgroup_rel(cg), "/"))
 		return 0;
 	ret = bus_open(&bus, err);
 	if (!ret)
-		ret = unit_of(bus, rel, cgroup_fd, unit, len, err);
+		ret = unit_of(bus, rel, cg->fd, unit, len, err);
 	sd_bus_unref(bus);
 	return ret;
 }
