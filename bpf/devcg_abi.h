@@ -41,8 +41,14 @@
 	((__u64)(access) << 40 | (__u64)((segment) + 1) << 32 |                     \
 	 (__u64)(major) << DEVCG_MINOR_BITS | (__u64)(minor))
 #define DEVCG_TAG_KEY 0xffffffffffULL
-/* Fibonacci hashing: the top BITS bits of want * this are the first slot */
-#define DEVCG_HASH_MULT 0x9e3779b97f4a7c15ULL
+/*
+ * Where a key lies is the writer's own business: each version's program is
+ * written for its table (user/lib/program.c), with the multiplier of the
+ * hash it was filled under among its instructions, and a reader scans every
+ * slot. The multipliers tried start from this one (2^32 / the golden
+ * ratio).
+ */
+#define DEVCG_HASH_MULT 0x9e3779b1U
 /* a table is made larger until no key is further than this from its slot */
 #define DEVCG_MAX_PROBES 8
 

@@ -269,7 +269,7 @@ static int floor_swap(int cg_fd, const void *value, size_t size, int *prev, bool
 	a.insns = (__u64)(unsigned long)prog;
 	a.insn_cnt = 4;
 	a.license = (__u64)(unsigned long)"GPL";
-	fd = devcg_prog ? devcg_filter_load_program(map, NULL) : (int)sys_bpf(BPF_PROG_LOAD, &a);
+	fd = devcg_prog ? devcg_filter_load_program(map, value, NULL) : (int)sys_bpf(BPF_PROG_LOAD, &a);
 	if (fd < 0)
 		die("floor: prog load");
 	if (!floor_verified && !devcg_prog) {

@@ -13,12 +13,8 @@
  */
 #include "internal.h"
 #include "devcg_abi.h"
-#include "devcg_filter.skel.h"
 
 #include <errno.h>
-#include <gelf.h>
-#include <libelf.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,148 +24,8 @@
 #define AUDIT_RING_BYTES (256 * 1024)
 #define TABLE_BITS_MAX 18 /* 2 MiB of slots */
 
-/* the maps the program names, as ld_imm64 relocations in its object */
+/* the maps a version may use */
 enum { MAP_POLICY, MAP_AUDIT_EVENTS, MAP_AUDIT_LOST, MAP_KINDS };
-static const char *const map_names[MAP_KINDS] = { DEVCG_POLICY_MAP, "audit_events", "audit_lost" };
-
-struct variant {
-	const char *name;
-	struct bpf_insn *insns;
-	size_t cnt;
-	uint32_t *relo_insn; /* instructions that load a map's fd */
-	uint8_t *relo_map;
-	size_t nrelo;
-};
-
-static struct variant variants[2] = { { .name = DEVCG_PROG_NAME }, { .name = DEVCG_PROG_NAME_AUDIT } };
-static pthread_once_t prepared = PTHREAD_ONCE_INIT;
-static char prepare_error[128];
-
-static int map_kind(const char *name)
-{
-	int i;
-
-	for (i = 0; i < MAP_KINDS; i++)
-		if (!strcmp(name, map_names[i]))
-			return i;
-	return -1;
-}
-
-/* Both variants' instructions and map relocations, from the ELF object;
- * anything else (a call to a subprogram, global data) is refused, since
- * only these relocations are applied. */
-static const char *read_object(Elf *elf)
-{
-	Elf_Scn *scn = NULL, *symscn = NULL, *relscn = NULL;
-	Elf_Data *text = NULL, *syms, *rels;
-	size_t shstrndx, prog_idx = 0, i, v, nsyms;
-	GElf_Shdr sh, symsh;
-	int strndx;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return "no section names";
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
-			return "bad section";
-		if (sh.sh_type == SHT_SYMTAB)
-			symscn = scn;
-		else if (sh.sh_type == SHT_PROGBITS && !strcmp(name, "cgroup/dev")) {
-			prog_idx = elf_ndxscn(scn);
-			text = elf_getdata(scn, NULL);
-		}
-	}
-	if (!symscn || !text || !gelf_getshdr(symscn, &symsh) || !(syms = elf_getdata(symscn, NULL)))
-		return "no program section or symbols";
-	strndx = (int)symsh.sh_link;
-	nsyms = symsh.sh_entsize ? symsh.sh_size / symsh.sh_entsize : 0;
-	for (i = 0; i < nsyms; i++) {
-		GElf_Sym sym;
-		const char *name;
-
-		if (!gelf_getsym(syms, (int)i, &sym) || sym.st_shndx != prog_idx ||
-		    GELF_ST_TYPE(sym.st_info) != STT_FUNC || !(name = elf_strptr(elf, (size_t)strndx, sym.st_name)))
-			continue;
-		for (v = 0; v < 2; v++) {
-			if (strcmp(name, variants[v].name))
-				continue;
-			if (sym.st_value + sym.st_size > text->d_size || sym.st_size % sizeof(struct bpf_insn))
-				return "bad program symbol";
-			variants[v].cnt = sym.st_size / sizeof(struct bpf_insn);
-			variants[v].insns = malloc(sym.st_size);
-			if (!variants[v].insns)
-				return "out of memory";
-			memcpy(variants[v].insns, (const char *)text->d_buf + sym.st_value, sym.st_size);
-			/* where it starts, until the relocations are placed */
-			variants[v].nrelo = sym.st_value / sizeof(struct bpf_insn);
-		}
-	}
-	if (!variants[0].insns || !variants[1].insns)
-		return "a program is missing";
-	while ((scn = elf_nextscn(elf, scn)))
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_REL && sh.sh_info == prog_idx)
-			relscn = scn;
-	if (!relscn || !gelf_getshdr(relscn, &sh) || !(rels = elf_getdata(relscn, NULL)) || !sh.sh_entsize)
-		return "no relocations";
-	{
-		size_t nrel = sh.sh_size / sh.sh_entsize, start[2] = { variants[0].nrelo, variants[1].nrelo };
-
-		for (v = 0; v < 2; v++) {
-			variants[v].relo_insn = calloc(nrel ? nrel : 1, sizeof(uint32_t));
-			variants[v].relo_map = calloc(nrel ? nrel : 1, 1);
-			variants[v].nrelo = 0;
-			if (!variants[v].relo_insn || !variants[v].relo_map)
-				return "out of memory";
-		}
-		for (i = 0; i < nrel; i++) {
-			GElf_Rel rel;
-			GElf_Sym sym;
-			const char *name;
-			size_t at;
-			int kind;
-
-			if (!gelf_getrel(rels, (int)i, &rel) ||
-			    !gelf_getsym(syms, (int)GELF_R_SYM(rel.r_info), &sym) ||
-			    !(name = elf_strptr(elf, (size_t)strndx, sym.st_name)) || (kind = map_kind(name)) < 0)
-				return "a relocation other than the filter's maps";
-			at = rel.r_offset / sizeof(struct bpf_insn);
-			for (v = 0; v < 2; v++) {
-				struct variant *w = &variants[v];
-
-				if (at < start[v] || at >= start[v] + w->cnt)
-					continue;
-				if (w->insns[at - start[v]].code != (BPF_LD | BPF_IMM | BPF_DW))
-					return "a map relocation off an ld_imm64";
-				w->relo_insn[w->nrelo] = (uint32_t)(at - start[v]);
-				w->relo_map[w->nrelo++] = (uint8_t)kind;
-			}
-		}
-	}
-	return NULL;
-}
-
-static void prepare(void)
-{
-	size_t sz = 0;
-	const void *bytes = devcg_filter__elf_bytes(&sz);
-	const char *why;
-	Elf *elf;
-
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		snprintf(prepare_error, sizeof(prepare_error), "libelf: %s", elf_errmsg(-1));
-		return;
-	}
-	elf = elf_memory((char *)bytes, sz);
-	if (!elf) {
-		snprintf(prepare_error, sizeof(prepare_error), "libelf: %s", elf_errmsg(-1));
-		return;
-	}
-	why = read_object(elf);
-	if (why)
-		snprintf(prepare_error, sizeof(prepare_error), "%s", why);
-	elf_end(elf);
-}
 
 /* Can a request match EX? Its segment then (see devcg_abi.h). */
 static bool matchable(const struct devcg_exception *ex, unsigned int *seg)
@@ -182,11 +38,11 @@ static bool matchable(const struct devcg_exception *ex, unsigned int *seg)
 	return true;
 }
 
-/* Put TAG in the table of 1 << BITS slots by linear probing: how far from
- * its first slot it went. */
-static unsigned int insert(__u64 *slot, unsigned int bits, __u64 tag)
+/* Put TAG in the table of 1 << BITS slots by linear probing from its
+ * first slot under MULT: how far from it it went. */
+static unsigned int insert(__u64 *slot, unsigned int bits, __u64 mult, __u64 tag)
 {
-	__u64 mask = (1ULL << bits) - 1, at = ((tag & DEVCG_TAG_KEY) * DEVCG_HASH_MULT) >> (64 - bits);
+	__u64 mask = (1ULL << bits) - 1, at = devcg_table_home(tag, mult, bits);
 	unsigned int d;
 
 	for (d = 0; slot[(at + d) & mask]; d++)
@@ -195,90 +51,165 @@ static unsigned int insert(__u64 *slot, unsigned int bits, __u64 tag)
 	return d;
 }
 
-/* The policy map's value for POLICY: the head, the table, the others.
- * Free with free(*OUT). */
-static int build_value(const struct devcg_policy *policy, bool audit, struct devcg_policy_value **out,
-		       size_t *size)
+/* The Tth hash multiplier to try: odd, 32 bits (the filter multiplies by
+ * an immediate) */
+static __u64 multiplier(size_t t)
 {
-	size_t n = devcg_policy_count(policy), i, others = 0, table;
+	return (__u32)(DEVCG_HASH_MULT * (2 * t + 1));
+}
+
+/*
+ * The hash multiplier for the K tags TAGS in 1 << BITS slots: the first of
+ * a fixed sequence under which no two of them share a first slot, so that
+ * each lookup reads one slot, or the one under which fewest do. It depends
+ * on the set of keys alone (devcg_table_of() finds it again from a
+ * table). Each try is K hashes; the tries stop at about 4,096 hashes.
+ */
+static __u64 choose_mult(const __u64 *tags, size_t k, unsigned int bits)
+{
+	size_t tries = k ? 4096 / k : 1, t, i, least = (size_t)-1;
+	__u64 best = multiplier(0), *taken;
+
+	tries = tries < 1 ? 1 : tries > 32 ? 32 : tries;
+	if (tries == 1 || !(taken = calloc(((size_t)1 << bits) / 64 + 1, sizeof(*taken))))
+		return best;
+	for (t = 0; t < tries && least; t++) {
+		__u64 mult = multiplier(t);
+		size_t shared = 0;
+
+		memset(taken, 0, (((size_t)1 << bits) / 64 + 1) * sizeof(*taken));
+		for (i = 0; i < k && shared < least; i++) {
+			__u64 at = devcg_table_home(tags[i], mult, bits);
+
+			shared += (taken[at / 64] >> (at % 64)) & 1;
+			taken[at / 64] |= 1ULL << (at % 64);
+		}
+		if (shared < least) {
+			least = shared;
+			best = mult;
+		}
+	}
+	free(taken);
+	return best;
+}
+
+/* Note in TABLE where TAG went: D slots past its first. */
+static void note(struct devcg_table *table, __u64 tag, unsigned int d)
+{
+	unsigned int seg = (unsigned int)((tag >> 32) & 0xff) - 1;
+
+	if (seg >= 8)
+		return;
+	if (d + 1 > table->probes[seg & 3])
+		table->probes[seg & 3] = d + 1;
+	if ((seg & 3) == 3)
+		table->any_access[seg >> 2] = (int)((tag >> 40) & 0xff);
+}
+
+void devcg_table_of(const struct devcg_policy_value *v, struct devcg_table *table)
+{
+	size_t n = (size_t)1 << v->head.bits, i, k = 0;
+	__u64 *tags = malloc(n * sizeof(*tags));
+
+	memset(table, 0, sizeof(*table));
+	table->any_access[0] = table->any_access[1] = -1;
+	for (i = 0; tags && i < n; i++)
+		if (v->slot[i])
+			tags[k++] = v->slot[i];
+	table->mult = tags ? choose_mult(tags, k, v->head.bits) : multiplier(0);
+	free(tags);
+	for (i = 0; i < n; i++)
+		if (v->slot[i])
+			note(table, v->slot[i],
+			     (unsigned int)((i - devcg_table_home(v->slot[i], table->mult, v->head.bits)) & (n - 1)));
+}
+
+int devcg_filter_value(const struct devcg_policy *policy, bool audit, struct devcg_policy_value **out,
+		       size_t *size, struct devcg_table *t)
+{
+	size_t n = devcg_policy_count(policy), i, k = 0, others, table;
 	struct devcg_exception *ex = malloc((n ? n : 1) * sizeof(*ex));
+	__u64 *tags = malloc((n ? n : 1) * sizeof(*tags));
 	struct devcg_policy_value *v = NULL;
 	struct devcg_entry *far;
-	unsigned int bits = 1, probes, seg;
+	unsigned int bits = 1, probes = 0, seg, present = 0;
 
-	if (!ex)
+	if (!ex || !tags) {
+		free(ex);
+		free(tags);
 		return -ENOMEM;
+	}
 	devcg_policy_collect(policy, ex);
 	for (i = 0; i < n; i++)
-		others += !matchable(&ex[i], &seg);
-	/* at most half full, and an eighth for small policies (up to 4,096
-	 * slots, 32 KiB): fewer probes to verify and to run; larger while some
-	 * key lies too far from its slot, up to 2 MiB (an array's value may
-	 * not exceed KMALLOC_MAX_SIZE, kernel/bpf/arraymap.c): beyond that the
-	 * longest probe is what it is */
-	while ((1ULL << bits) < 2 * (n - others) || ((1ULL << bits) < 8 * (n - others) && bits < 12))
+		if (matchable(&ex[i], &seg)) {
+			present |= 1u << seg;
+			tags[k++] = DEVCG_TAG(ex[i].access, seg, ex[i].major == DEVCG_ANY ? 0 : ex[i].major,
+					      ex[i].minor == DEVCG_ANY ? 0 : ex[i].minor);
+		}
+	others = n - k;
+	/* at most half full, and a sixteenth for small policies (up to 4,096
+	 * slots, 32 KiB), where a multiplier that gives every key a slot of
+	 * its own is quick to find: one slot read per lookup, fewer
+	 * instructions to verify and to run; larger while some key lies too
+	 * far from its slot, up to 2 MiB (an array's value may not exceed
+	 * KMALLOC_MAX_SIZE, kernel/bpf/arraymap.c): beyond that the longest
+	 * probe is what it is */
+	while ((1ULL << bits) < 2 * k || ((1ULL << bits) < 16 * k && bits < 12))
 		bits++;
 	for (;; bits++) {
 		table = (size_t)1 << bits;
 		*size = sizeof(v->head) + table * sizeof(v->slot[0]) + others * sizeof(*far);
 		free(v);
 		v = calloc(1, *size);
-		if (!v) {
-			free(ex);
-			return -ENOMEM;
-		}
-		far = (struct devcg_entry *)&v->slot[table];
-		probes = 0;
-		v->head.others = 0;
-		for (i = 0; i < n; i++) {
-			unsigned int d;
+		if (!v)
+			break;
+		memset(t, 0, sizeof(*t));
+		t->any_access[0] = t->any_access[1] = -1;
+		t->mult = choose_mult(tags, k, bits);
+		for (i = 0, probes = 0; i < k; i++) {
+			unsigned int d = insert(v->slot, bits, t->mult, tags[i]);
 
-			if (!matchable(&ex[i], &seg)) {
-				far[v->head.others++] = (struct devcg_entry){ .type = ex[i].type, .major = ex[i].major,
-									      .minor = ex[i].minor,
-									      .access = ex[i].access };
-				continue;
-			}
-			v->head.present |= 1u << seg;
-			d = insert(v->slot, bits, DEVCG_TAG(ex[i].access, seg,
-							    ex[i].major == DEVCG_ANY ? 0 : ex[i].major,
-							    ex[i].minor == DEVCG_ANY ? 0 : ex[i].minor));
+			note(t, tags[i], d);
 			probes = d + 1 > probes ? d + 1 : probes;
 		}
 		if (probes <= DEVCG_MAX_PROBES || bits >= TABLE_BITS_MAX)
 			break;
-		v->head.present = 0;
 	}
+	free(tags);
+	if (!v) {
+		free(ex);
+		return -ENOMEM;
+	}
+	far = (struct devcg_entry *)&v->slot[table];
+	for (i = 0; i < n; i++)
+		if (!matchable(&ex[i], &seg))
+			far[v->head.others++] = (struct devcg_entry){ .type = ex[i].type, .major = ex[i].major,
+								      .minor = ex[i].minor, .access = ex[i].access };
 	free(ex);
 	v->head.magic = DEVCG_MAGIC;
 	v->head.abi = DEVCG_ABI_VERSION;
 	v->head.default_allow = devcg_policy_default_allow(policy);
 	v->head.count = (__u32)n;
 	v->head.audit = audit;
+	v->head.present = present;
 	v->head.bits = bits;
 	v->head.probes = probes;
 	*out = v;
 	return 0;
 }
 
-/* The policy map of one version, filled and frozen: from here on the
- * policy of this version cannot change. */
-static int policy_map(const struct devcg_policy *policy, bool audit, const char *fail_at,
+/* The policy map of one version, filled with V (SIZE bytes) and frozen:
+ * from here on the policy of this version cannot change. */
+static int policy_map(const struct devcg_policy_value *v, size_t size, const char *fail_at,
 		      struct devcg_error *err)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_RDONLY_PROG);
-	struct devcg_policy_value *v;
-	size_t size;
 	int fd, ret;
 
-	if (build_value(policy, audit, &v, &size))
-		return devcg_err(err, -ENOMEM, "out of memory");
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, DEVCG_POLICY_MAP, sizeof(__u32), (__u32)size, 1, &o);
-	if (fd < 0) {
-		ret = devcg_err(err, -errno, "cannot create the policy map: %s",
-				devcg_why(-errno, DEVCG_CAPS_FILTER));
-		goto out;
-	}
+	if (fd < 0)
+		return devcg_err(err, -errno, "cannot create the policy map: %s",
+				 devcg_why(-errno, DEVCG_CAPS_FILTER));
 	if (devcg_fault(fail_at, "fill"))
 		ret = devcg_err(err, -EIO, "injected failure at fill");
 	else if (bpf_map_update_elem(fd, &(__u32){ 0 }, v, BPF_ANY))
@@ -292,8 +223,6 @@ static int policy_map(const struct devcg_policy *policy, bool audit, const char 
 		ret = fd;
 	if (ret < 0)
 		close(fd);
-out:
-	free(v);
 	return ret;
 }
 
@@ -317,22 +246,22 @@ static int audit_maps(int audit_from, int fds[MAP_KINDS], struct devcg_error *er
 	return 0;
 }
 
-static int load_program(const struct variant *w, const int fds[MAP_KINDS], const char *fail_at,
-			struct devcg_error *err)
+/* The program for the value V on the maps FDS (user/lib/program.c),
+ * loaded: a new fd, or a negative errno. */
+static int load_program(const struct devcg_policy_value *v, const struct devcg_table *table, bool audit,
+			const int fds[MAP_KINDS],
+			const char *fail_at, struct devcg_error *err)
 {
-	struct bpf_insn *insns = malloc(w->cnt * sizeof(*insns));
+	const char *name = audit ? DEVCG_PROG_NAME_AUDIT : DEVCG_PROG_NAME;
 	LIBBPF_OPTS(bpf_prog_load_opts, o);
+	struct bpf_insn *insns;
 	char *log = NULL;
-	size_t i;
+	size_t cnt;
 	int fd, ret;
 
-	if (!insns)
-		return devcg_err(err, -ENOMEM, "out of memory");
-	memcpy(insns, w->insns, w->cnt * sizeof(*insns));
-	for (i = 0; i < w->nrelo; i++) {
-		insns[w->relo_insn[i]].src_reg = BPF_PSEUDO_MAP_FD;
-		insns[w->relo_insn[i]].imm = fds[w->relo_map[i]];
-	}
+	ret = devcg_program_build(v, table, audit, fds, &insns, &cnt);
+	if (ret)
+		return devcg_err(err, ret, "cannot write the device filter's program: %s", strerror(-ret));
 	/* a program the verifier must reject: the first instruction exits
 	 * before R0 is set */
 	if (devcg_fault(fail_at, "verifier"))
@@ -341,8 +270,7 @@ static int load_program(const struct variant *w, const int fds[MAP_KINDS], const
 		errno = EIO;
 		fd = -1;
 	} else {
-		fd = bpf_prog_load(BPF_PROG_TYPE_CGROUP_DEVICE, w->name, "Dual BSD/GPL", insns,
-				   w->cnt, &o);
+		fd = bpf_prog_load(BPF_PROG_TYPE_CGROUP_DEVICE, name, "Dual BSD/GPL", insns, cnt, &o);
 	}
 	if (fd >= 0) {
 		free(insns);
@@ -355,8 +283,7 @@ static int load_program(const struct variant *w, const int fds[MAP_KINDS], const
 		LIBBPF_OPTS(bpf_prog_load_opts, lo, .log_buf = log, .log_size = VERIFIER_LOG_BYTES,
 			    .log_level = 1);
 
-		fd = bpf_prog_load(BPF_PROG_TYPE_CGROUP_DEVICE, w->name, "Dual BSD/GPL", insns, w->cnt,
-				   &lo);
+		fd = bpf_prog_load(BPF_PROG_TYPE_CGROUP_DEVICE, name, "Dual BSD/GPL", insns, cnt, &lo);
 		if (fd >= 0)
 			close(fd); /* refused once, loaded now: still the first answer */
 	}
@@ -375,26 +302,28 @@ static int load_program(const struct variant *w, const int fds[MAP_KINDS], const
 int devcg_filter_load(const struct devcg_policy *policy, bool audit, int audit_from,
 		      const char *fail_at, struct devcg_filter_version *out, struct devcg_error *err)
 {
-	const struct variant *w = &variants[audit ? 1 : 0];
 	int fds[MAP_KINDS] = { -1, -1, -1 }, ret, i;
 	struct bpf_prog_info info = { 0 };
 	__u32 info_len = sizeof(info);
+	struct devcg_policy_value *v = NULL;
 	struct devcg_bpf_log bl;
+	size_t size;
+	struct devcg_table table;
 
 	memset(out, 0, sizeof(*out));
 	out->prog_fd = -1;
-	pthread_once(&prepared, prepare);
-	if (prepare_error[0])
-		return devcg_err(err, -ENOEXEC, "cannot prepare the device filter: %s", prepare_error);
 	if (devcg_policy_count(policy) > DEVCG_MAX_RULES)
 		return devcg_err(err, -E2BIG, "the policy has %zu exceptions; at most %d fit",
 				 devcg_policy_count(policy), DEVCG_MAX_RULES);
+	if (devcg_filter_value(policy, audit, &v, &size, &table))
+		return devcg_err(err, -ENOMEM, "out of memory");
 	devcg_bpf_log_begin(&bl);
-	ret = fds[MAP_POLICY] = policy_map(policy, audit, fail_at, err);
+	ret = fds[MAP_POLICY] = policy_map(v, size, fail_at, err);
 	if (ret >= 0 && audit)
 		ret = audit_maps(audit_from, fds, err);
 	if (ret >= 0)
-		ret = out->prog_fd = load_program(w, fds, fail_at, err);
+		ret = out->prog_fd = load_program(v, &table, audit, fds, fail_at, err);
+	free(v);
 	/* the program holds its maps from here on */
 	for (i = 0; i < MAP_KINDS; i++)
 		if (fds[i] >= 0)
@@ -411,14 +340,14 @@ int devcg_filter_load(const struct devcg_policy *policy, bool audit, int audit_f
 	return devcg_bpf_log_end(&bl, 0, err);
 }
 
-int devcg_filter_load_program(int policy_map_fd, struct devcg_error *err)
+int devcg_filter_load_program(int policy_map_fd, const void *value, struct devcg_error *err)
 {
 	int fds[MAP_KINDS] = { policy_map_fd, -1, -1 };
 
-	pthread_once(&prepared, prepare);
-	if (prepare_error[0])
-		return devcg_err(err, -ENOEXEC, "cannot prepare the device filter: %s", prepare_error);
-	return load_program(&variants[0], fds, NULL, err);
+	struct devcg_table table;
+
+	devcg_table_of(value, &table);
+	return load_program(value, &table, false, fds, NULL, err);
 }
 
 void devcg_filter_close(struct devcg_filter_version *v)
