@@ -68,21 +68,21 @@ static __u64 multiplier(size_t t)
 static __u64 choose_mult(const __u64 *tags, size_t k, unsigned int bits)
 {
 	size_t tries = k ? 4096 / k : 1, t, i, least = (size_t)-1;
-	__u64 best = multiplier(0), *taken;
+	__u64 best = multiplier(0);
+	uint8_t *taken; /* the try that took a slot, + 1: no clearing between tries */
 
 	tries = tries < 1 ? 1 : tries > 32 ? 32 : tries;
-	if (tries == 1 || !(taken = calloc(((size_t)1 << bits) / 64 + 1, sizeof(*taken))))
+	if (tries == 1 || !(taken = calloc((size_t)1 << bits, 1)))
 		return best;
 	for (t = 0; t < tries && least; t++) {
 		__u64 mult = multiplier(t);
 		size_t shared = 0;
 
-		memset(taken, 0, (((size_t)1 << bits) / 64 + 1) * sizeof(*taken));
 		for (i = 0; i < k && shared < least; i++) {
 			__u64 at = devcg_table_home(tags[i], mult, bits);
 
-			shared += (taken[at / 64] >> (at % 64)) & 1;
-			taken[at / 64] |= 1ULL << (at % 64);
+			shared += taken[at] == t + 1;
+			taken[at] = (uint8_t)(t + 1);
 		}
 		if (shared < least) {
 			least = shared;
