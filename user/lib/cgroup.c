@@ -339,6 +339,9 @@ const char *devcg_cgroup_rel(const struct devcg_cgroup *cg)
 	return named(cg)->name.rel;
 }
 
+/* the device of a cgroup2 file system this process met, + 1 (0: none yet) */
+static uint64_t cgroup2_dev;
+
 int devcg_cgroup_resolve(const char *arg, enum devcg_resolve_for use, struct devcg_cgroup *cg,
 			 struct devcg_error *err)
 {
@@ -374,21 +377,28 @@ int devcg_cgroup_resolve(const char *arg, enum devcg_resolve_for use, struct dev
 	cg->fd = open(cg->joined, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cg->fd < 0)
 		return devcg_err(err, -errno, "%s: %s", devcg_quote(q, sizeof(q), arg, (size_t)-1), strerror(errno));
-	if (fstatfs(cg->fd, &sfs)) {
-		ret = devcg_err(err, -errno, "%s: %s", devcg_quote(q, sizeof(q), arg, (size_t)-1), strerror(errno));
-		goto fail;
-	}
-	if (sfs.f_type != CGROUP2_SUPER_MAGIC) {
-		devcg_cgroup2_mount(mnt, sizeof(mnt), NULL);
-		ret = devcg_err(err, -ENOTDIR, "%s is not a cgroup v2 directory (cgroup2 is mounted at %s)%s",
-				devcg_quote(q, sizeof(q), arg, (size_t)-1), mnt[0] ? mnt : "?",
-				sfs.f_type == CGROUP_SUPER_MAGIC ? "; it is in a cgroup v1 hierarchy" : "");
-		goto fail;
-	}
 	ret = ident_of(cg->fd, &self);
 	if (ret) {
 		ret = devcg_err(err, ret, "%s: %s", devcg_quote(q, sizeof(q), arg, (size_t)-1), strerror(-ret));
 		goto fail;
+	}
+	/* a directory of a cgroup2 file system met before needs no statfs():
+	 * its device names the same superblock */
+	if (__atomic_load_n(&cgroup2_dev, __ATOMIC_RELAXED) != (uint64_t)self.dev + 1) {
+		if (fstatfs(cg->fd, &sfs)) {
+			ret = devcg_err(err, -errno, "%s: %s", devcg_quote(q, sizeof(q), arg, (size_t)-1),
+					strerror(errno));
+			goto fail;
+		}
+		if (sfs.f_type != CGROUP2_SUPER_MAGIC) {
+			devcg_cgroup2_mount(mnt, sizeof(mnt), NULL);
+			ret = devcg_err(err, -ENOTDIR,
+					"%s is not a cgroup v2 directory (cgroup2 is mounted at %s)%s",
+					devcg_quote(q, sizeof(q), arg, (size_t)-1), mnt[0] ? mnt : "?",
+					sfs.f_type == CGROUP_SUPER_MAGIC ? "; it is in a cgroup v1 hierarchy" : "");
+			goto fail;
+		}
+		__atomic_store_n(&cgroup2_dev, (uint64_t)self.dev + 1, __ATOMIC_RELAXED);
 	}
 	cg->ino = self.ino;
 	/* a writer needs no names when statx() says whether the directory is
