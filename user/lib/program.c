@@ -291,6 +291,23 @@ static void any_any(struct prog *p, const __s32 x[2], bool default_allow)
 		alu_imm(p, BPF_ADD, R0, -1);
 }
 
+/* Into the audit event at OFF: the number at bit SHIFT (MASK) of the key
+ * in r4, or 0xffffffff where bit STAR of the segment in r3 says '*'. */
+static void decider_number(struct prog *p, int shift, __s32 mask, int star, short off)
+{
+	alu_reg(p, BPF_MOV, R2, R4);
+	if (shift)
+		alu_imm(p, BPF_RSH, R2, shift);
+	alu_imm(p, BPF_AND, R2, mask);
+	alu_reg(p, BPF_MOV, R0, R3);
+	if (star)
+		alu_imm(p, BPF_RSH, R0, star);
+	alu_imm(p, BPF_AND, R0, 1);
+	alu_imm(p, BPF_NEG, R0, 0);
+	alu_reg(p, BPF_OR, R2, R0);
+	store(p, BPF_W, R6, off, R2);
+}
+
 /* The report of a denial: r4 is the key of the exception that decided
  * (its slot at fp-16), or 0 for the default. As the filter's audit ring
  * (fd RING) and loss count (fd LOST) have always reported it. */
@@ -356,21 +373,8 @@ static void audit_block(struct prog *p, int ring, int lost)
 	alu_imm(p, BPF_RSH, R2, 2);
 	alu_imm(p, BPF_ADD, R2, 1); /* block 1, char 2 */
 	store(p, BPF_W, R6, offsetof(struct devcg_audit_event, decider.type), R2);
-	alu_reg(p, BPF_MOV, R2, R4);
-	alu_imm(p, BPF_RSH, R2, DEVCG_MINOR_BITS);
-	alu_imm(p, BPF_AND, R2, 0xfff);
-	alu_reg(p, BPF_MOV, R0, R3);
-	alu_imm(p, BPF_RSH, R0, 1);
-	alu_imm(p, BPF_AND, R0, 1);
-	alu_imm(p, BPF_NEG, R0, 0);
-	alu_reg(p, BPF_OR, R2, R0);
-	store(p, BPF_W, R6, offsetof(struct devcg_audit_event, decider.major), R2);
-	alu_reg(p, BPF_MOV, R2, R4);
-	alu_imm(p, BPF_AND, R2, 0xfffff);
-	alu_imm(p, BPF_AND, R3, 1);
-	alu_imm(p, BPF_NEG, R3, 0);
-	alu_reg(p, BPF_OR, R2, R3);
-	store(p, BPF_W, R6, offsetof(struct devcg_audit_event, decider.minor), R2);
+	decider_number(p, DEVCG_MINOR_BITS, 0xfff, 1, offsetof(struct devcg_audit_event, decider.major));
+	decider_number(p, 0, 0xfffff, 0, offsetof(struct devcg_audit_event, decider.minor));
 	load(p, BPF_DW, R2, R10, TAG_AT);
 	alu_imm(p, BPF_RSH, R2, 40);
 	alu_imm(p, BPF_AND, R2, 0xff);
