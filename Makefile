@@ -72,7 +72,8 @@ deps:
 $(BUILD) $(BUILD)/lib $(BUILD)/trace $(BUILD)/cli $(BUILD)/tests $(BUILD)/asan:
 	$(Q)mkdir -p $@
 
-# BPF: clang -> object -> skeleton header embedded in the library.
+# BPF: clang -> object -> skeleton header embedded in the trace (the
+# device filter has no object: user/lib/program.c writes its instructions).
 # The running kernel's types, for the trace programs (CO-RE).
 $(BUILD)/vmlinux.h: | $(BUILD)
 	$(call msg,GEN,$@)
@@ -86,7 +87,7 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*) > $@
 
-$(BUILD)/lib/%.o: user/lib/%.c $(HEADERS) $(SKELS) | $(BUILD)/lib
+$(BUILD)/lib/%.o: user/lib/%.c $(HEADERS) | $(BUILD)/lib
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 

@@ -4,12 +4,12 @@
  * and frozen before the program is loaded; and the way back, reading a
  * policy from an attached program alone.
  *
- * The program's instructions are taken once per process from the object
- * built from bpf/devcg_filter.bpf.c (embedded in the library); a version
- * is then one map, one update, a freeze and one BPF_PROG_LOAD, with the
- * map fds patched into the instructions that name the maps. The kernel
- * side is kernel/bpf/verifier.c: a frozen map that the program may only
- * read is read by the verifier as constants (bpf_map_direct_read()).
+ * A version is one map, one update, a freeze and one BPF_PROG_LOAD of
+ * instructions written for its value (program.c). The value is the
+ * policy: a head, a hash table of the exceptions, and the exceptions no
+ * request can match; how the table was filled (its hash multiplier, how
+ * far each shape's keys lie from their first slot) is for the program
+ * alone, a reader scans every slot.
  */
 #include "internal.h"
 #include "devcg_abi.h"
