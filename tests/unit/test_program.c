@@ -32,21 +32,88 @@ struct machine {
 	const struct devcg_policy_value *v;
 	size_t size;
 	struct bpf_cgroup_dev_ctx ctx;
-	int bad; /* an instruction or a read the interpreter refused */
+	/* the audit variant's: its stack (and which bytes it wrote), the
+	 * ring's one record, the loss count */
+	uint8_t stack[512], written[512];
+	struct devcg_audit_event ev;
+	bool ring_full, reserved, submitted;
+	uint64_t lost;
+	int bad; /* an instruction, a read or a write the interpreter refused */
 };
 
-/* A read of SIZE bytes at ADDR: only within the context or the value. */
+static bool within(const void *p, int size, const void *base, size_t len)
+{
+	return (const char *)p >= (const char *)base && (const char *)p + size <= (const char *)base + len;
+}
+
+/* A read of SIZE bytes at ADDR: only the context, the value, what the
+ * program wrote on its stack, its reserved record and the loss count. */
 static uint64_t read_at(struct machine *m, uint64_t addr, int size)
 {
 	uint64_t out = 0;
-	const char *p = (const char *)(uintptr_t)addr, *ctx = (const char *)&m->ctx, *v = (const char *)m->v;
+	const void *p = (const void *)(uintptr_t)addr;
+	int k;
 
-	if (!((p >= ctx && p + size <= ctx + sizeof(m->ctx)) || (p >= v && p + size <= v + m->size))) {
+	if (within(p, size, m->stack, sizeof(m->stack))) {
+		for (k = 0; k < size; k++)
+			m->bad |= !m->written[(const uint8_t *)p - m->stack + k];
+	} else if (!within(p, size, &m->ctx, sizeof(m->ctx)) && !within(p, size, m->v, m->size) &&
+		   !(m->reserved && within(p, size, &m->ev, sizeof(m->ev))) && !within(p, size, &m->lost, 8)) {
 		m->bad = 1;
 		return 0;
 	}
 	memcpy(&out, p, (size_t)size);
 	return out;
+}
+
+/* A write: only to the stack, the reserved record before it is submitted,
+ * and the loss count. */
+static void write_at(struct machine *m, uint64_t addr, int size, uint64_t val)
+{
+	void *p = (void *)(uintptr_t)addr;
+
+	if (within(p, size, m->stack, sizeof(m->stack)))
+		memset(m->written + ((uint8_t *)p - m->stack), 1, (size_t)size);
+	else if (!(m->reserved && !m->submitted && within(p, size, &m->ev, sizeof(m->ev))) &&
+		 !within(p, size, &m->lost, 8)) {
+		m->bad = 1;
+		return;
+	}
+	memcpy(p, &val, (size_t)size);
+}
+
+/* The helpers the audit variant calls, as the kernel's behave */
+static uint64_t helper(struct machine *m, int32_t id, uint64_t r[11])
+{
+	switch (id) {
+	case BPF_FUNC_ringbuf_reserve:
+		if (r[1] != RING_FD || r[2] != sizeof(m->ev) || m->ring_full || m->reserved)
+			return 0;
+		m->reserved = true;
+		memset(&m->ev, 0xa5, sizeof(m->ev)); /* what the ring held before */
+		return (uint64_t)(uintptr_t)&m->ev;
+	case BPF_FUNC_map_lookup_elem:
+		return r[1] == LOST_FD && read_at(m, r[2], 4) == 0 ? (uint64_t)(uintptr_t)&m->lost : 0;
+	case BPF_FUNC_get_current_pid_tgid:
+		return (uint64_t)4242 << 32 | 4243;
+	case BPF_FUNC_ktime_get_ns:
+		return 77;
+	case BPF_FUNC_get_current_cgroup_id:
+		return 99;
+	case BPF_FUNC_get_current_comm:
+		if (r[1] != (uint64_t)(uintptr_t)m->ev.comm || r[2] != sizeof(m->ev.comm))
+			m->bad = 1;
+		else
+			snprintf(m->ev.comm, sizeof(m->ev.comm), "reader");
+		return 0;
+	case BPF_FUNC_ringbuf_submit:
+		m->bad |= r[1] != (uint64_t)(uintptr_t)&m->ev || !m->reserved || m->submitted;
+		m->submitted = true;
+		return 0;
+	default:
+		m->bad = 1;
+		return 0;
+	}
 }
 
 /* The program's verdict, or -1 for an instruction outside what it uses. */
@@ -56,6 +123,7 @@ static int run(struct machine *m, const struct bpf_insn *insn, size_t cnt)
 	size_t pc = 0, steps = 0;
 
 	r[1] = (uint64_t)(uintptr_t)&m->ctx;
+	r[10] = (uint64_t)(uintptr_t)(m->stack + sizeof(m->stack));
 	while (pc < cnt && steps++ < 100000 && !m->bad) {
 		const struct bpf_insn *i = &insn[pc++];
 		uint64_t src = BPF_SRC(i->code) == BPF_X ? r[i->src_reg] : (uint64_t)(int64_t)i->imm;
@@ -91,6 +159,25 @@ static int run(struct machine *m, const struct bpf_insn *insn, size_t cnt)
 			default: return -1;
 			}
 			break;
+		case BPF_ST:
+		case BPF_STX: {
+			int size = BPF_SIZE(i->code) == BPF_DW ? 8 : BPF_SIZE(i->code) == BPF_W ? 4 : 0;
+			uint64_t at = r[i->dst_reg] + (uint64_t)(int64_t)i->off;
+
+			if (!size)
+				return -1;
+			if (BPF_MODE(i->code) == BPF_ATOMIC) {
+				if (i->imm != BPF_ADD || size != 8)
+					return -1;
+				write_at(m, at, 8, read_at(m, at, 8) + r[i->src_reg]);
+			} else if (BPF_MODE(i->code) == BPF_MEM) {
+				write_at(m, at, size, BPF_CLASS(i->code) == BPF_STX ? r[i->src_reg]
+										  : (uint64_t)(int64_t)i->imm);
+			} else {
+				return -1;
+			}
+			break;
+		}
 		case BPF_ALU: {
 			uint32_t d = (uint32_t)r[i->dst_reg], s32 = (uint32_t)src;
 
@@ -110,12 +197,16 @@ static int run(struct machine *m, const struct bpf_insn *insn, size_t cnt)
 		}
 		case BPF_JMP:
 			if (i->code == (BPF_JMP | BPF_EXIT))
-				return (int)r[0];
-			if (i->code == (BPF_JMP | BPF_JA))
+				return m->reserved && !m->submitted ? -1 : (int)r[0];
+			if (i->code == (BPF_JMP | BPF_CALL)) {
+				r[0] = helper(m, i->imm, r);
+				break;
+			}
+			if (i->code == (BPF_JMP | BPF_JA) ||
+			    (i->code == (BPF_JMP | BPF_JEQ | BPF_K) && r[i->dst_reg] == src) ||
+			    (i->code == (BPF_JMP | BPF_JNE | BPF_K) && r[i->dst_reg] != src))
 				pc += (size_t)(int64_t)i->off;
-			else if (i->code == (BPF_JMP | BPF_JEQ | BPF_K) && r[i->dst_reg] == src)
-				pc += (size_t)(int64_t)i->off;
-			else if (i->code != (BPF_JMP | BPF_JEQ | BPF_K))
+			else if (i->code != (BPF_JMP | BPF_JEQ | BPF_K) && i->code != (BPF_JMP | BPF_JNE | BPF_K))
 				return -1;
 			break;
 		default:
@@ -126,6 +217,7 @@ static int run(struct machine *m, const struct bpf_insn *insn, size_t cnt)
 }
 
 struct built {
+	bool audit, ring_full;
 	struct devcg_policy_value *v;
 	size_t size, cnt;
 	struct devcg_table table;
@@ -138,9 +230,11 @@ static void build(const struct devcg_policy *p, bool audit, struct built *b)
 
 	struct devcg_table again;
 
+	b->audit = audit;
+	b->ring_full = false;
 	CHECK(!devcg_filter_value(p, audit, &b->v, &b->size, &b->table));
 	/* what the table alone says of itself is what was noted filling it */
-	devcg_table_of(b->v, &again);
+	CHECK(!devcg_table_of(b->v, &again));
 	CHECK(!memcmp(&again, &b->table, sizeof(again)));
 	CHECK(!devcg_program_build(b->v, &b->table, audit, fds, &b->insn, &b->cnt));
 }
@@ -160,22 +254,41 @@ static size_t jumps(const struct built *b)
 	return n;
 }
 
-/* A request's verdict by the program and by the model; 0 when they agree. */
+/* A request's verdict by the program and by the model; 0 when they agree.
+ * The audit variant must report each denial as the model decides it (the
+ * exception that decided, or the default), or count it as lost when its
+ * ring is full (RING_FULL), and report nothing else. */
 static int differs(struct built *b, const struct devcg_policy *p, uint8_t type, uint32_t major, uint32_t minor,
 		   uint8_t access)
 {
-	struct machine m = { .v = b->v, .size = b->size };
-	int want, got;
+	struct machine m = { .v = b->v, .size = b->size, .ring_full = b->ring_full };
+	struct devcg_exception decider;
+	bool decided = false;
+	int want, got, wrong;
 
 	m.ctx.access_type = (uint32_t)access << 16 | type;
 	m.ctx.major = major;
 	m.ctx.minor = minor;
 	got = run(&m, b->insn, b->cnt);
-	want = devcg_policy_check(p, type, major, minor, access, NULL, NULL);
-	CHECK_MSG(!m.bad && got >= 0, "the program read outside its context and value, or used an "
+	want = devcg_policy_check(p, type, major, minor, access, &decider, &decided);
+	CHECK_MSG(!m.bad && got >= 0, "the program read or wrote outside what it may, or used an "
 		  "instruction the interpreter does not know, for %c %u:%u access %u", type == 2 ? 'c' : 'b',
 		  major, minor, access);
-	return got != want;
+	wrong = got != want;
+	if (!b->audit)
+		return wrong;
+	/* a denial is reported, or counted lost; an allowed request is not */
+	wrong |= (want == 0) != (m.submitted || m.lost == 1) || m.lost > 1 || (m.lost && !b->ring_full);
+	if (m.submitted)
+		wrong |= m.ev.pid != 4242 || m.ev.tid != 4243 || m.ev.ts_ns != 77 || m.ev.cgroup_id != 99 ||
+			 m.ev.type != type || m.ev.major != major || m.ev.minor != minor || m.ev.access != access ||
+			 strcmp(m.ev.comm, "reader") || m.ev.decided != decided ||
+			 (decided ? m.ev.decider.type != decider.type || m.ev.decider.major != decider.major ||
+					    m.ev.decider.minor != decider.minor ||
+					    m.ev.decider_access != decider.access
+				  : m.ev.decider.type || m.ev.decider.major || m.ev.decider.minor ||
+					    m.ev.decider_access);
+	return wrong;
 }
 
 /* Requests at every exception (and its numbers one off), and at random. */
@@ -238,15 +351,23 @@ UTEST(the_filter_program_decides_every_request_as_the_model_for_every_shape_defa
 		for (d = 0; d < 2; d++)
 			for (shapes = 1; shapes < 16; shapes += sizes[s] > 100 ? 7 : 1) {
 				struct devcg_policy *p = random_policy(sizes[s], d, shapes);
-				struct built b;
+				struct built b, a;
 
 				build(p, false, &b);
 				CHECK_INT(jumps(&b), 0);
 				slots_read_over_one += b.v->head.probes > 1;
 				CHECK_INT(disagreements(&b, p, devcg_policy_count(p), &asked), 0);
+				/* the audit variant: the same verdicts, each denial
+				 * reported, or counted lost when its ring is full */
+				build(p, true, &a);
+				CHECK_INT(disagreements(&a, p, devcg_policy_count(p), &asked), 0);
+				a.ring_full = true;
+				if (sizes[s] <= 100)
+					CHECK_INT(disagreements(&a, p, devcg_policy_count(p), &asked), 0);
+				unbuild(&a);
 				unbuild(&b);
 				devcg_policy_free(p);
-				programs++;
+				programs += 2;
 			}
 	printf("    %zu programs, %zu requests, all as the model; %zu tables with keys away from their first slot\n",
 	       programs, asked, slots_read_over_one);
@@ -268,6 +389,29 @@ UTEST(control_a_program_with_another_hash_multiplier_is_caught)
 			changed++;
 		}
 	CHECK(changed > 0);
+	CHECK(disagreements(&b, p, devcg_policy_count(p), &asked) > 0);
+	unbuild(&b);
+	devcg_policy_free(p);
+}
+
+/* The audit variant of a policy whose only exception is '*:*' once built
+ * the key as (0xff01 + shape) | 4 for a char request: 0xff04 | 4 is
+ * 0xff04, a block key. That program must be caught. */
+UTEST(control_an_audit_program_that_looks_up_a_char_request_as_block_is_caught)
+{
+	struct devcg_policy *p = POLICY_OF("allow a\ndeny c *:* w\n");
+	size_t asked = 0, i, changed = 0;
+	struct built b;
+
+	build(p, true, &b);
+	CHECK_INT(disagreements(&b, p, devcg_policy_count(p), &asked), 0);
+	for (i = 0; i < b.cnt; i++)
+		if (b.insn[i].code == (BPF_ALU64 | BPF_ADD | BPF_K) && b.insn[i].dst_reg == BPF_REG_4 &&
+		    b.insn[i].imm == 0xff04) {
+			b.insn[i].code = BPF_ALU64 | BPF_OR | BPF_K;
+			changed++;
+		}
+	CHECK_INT(changed, 1);
 	CHECK(disagreements(&b, p, devcg_policy_count(p), &asked) > 0);
 	unbuild(&b);
 	devcg_policy_free(p);

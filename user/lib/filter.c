@@ -52,28 +52,46 @@ static unsigned int insert(__u64 *slot, unsigned int bits, __u64 mult, __u64 tag
 }
 
 /* The Tth hash multiplier to try: odd, 32 bits (the filter multiplies by
- * an immediate) */
+ * an immediate), each mixed from T on its own (multiples of one number
+ * would all be defeated by the same keys) */
 static __u64 multiplier(size_t t)
 {
-	return (__u32)(DEVCG_HASH_MULT * (2 * t + 1));
+	__u32 x = (__u32)(t + 1) * DEVCG_HASH_MULT;
+
+	x ^= x >> 16;
+	x *= 0x85ebca6bU;
+	x ^= x >> 13;
+	return x | 1;
+}
+
+/* A '*:*' key: its access is a constant of the program but for --audit,
+ * so it is inserted last and counts for no multiplier */
+static bool any_any(__u64 tag)
+{
+	return ((((tag >> 32) & 0xff) - 1) & 3) == 3;
 }
 
 /*
  * The hash multiplier for the K tags TAGS in 1 << BITS slots: the first of
- * a fixed sequence under which no two of them share a first slot, so that
- * each lookup reads one slot, or the one under which fewest do. It depends
- * on the set of keys alone (devcg_table_of() finds it again from a
- * table). Each try is K hashes; the tries stop at about 4,096 hashes.
+ * a fixed sequence under which no two of them share a first slot ('*:*'
+ * keys aside), so that each lookup reads one slot, or the one under which
+ * fewest do. It depends on the set of keys alone (devcg_table_of() finds
+ * it again from a table). Each try is K hashes; the tries stop at about
+ * 4,096 hashes.
  */
 static __u64 choose_mult(const __u64 *tags, size_t k, unsigned int bits)
 {
 	size_t tries = k ? 4096 / k : 1, t, i, least = (size_t)-1;
 	__u64 best = multiplier(0);
-	uint8_t *taken; /* the try that took a slot, + 1: no clearing between tries */
+	/* the try that took a slot, + 1: no clearing between tries; more
+	 * than one try only for tables of up to 4,096 slots (fewer than 2,048
+	 * keys: see devcg_filter_value()) */
+	uint8_t taken[4096];
 
 	tries = tries < 1 ? 1 : tries > 32 ? 32 : tries;
-	if (tries == 1 || !(taken = calloc((size_t)1 << bits, 1)))
+	if (tries == 1 || bits > 12)
 		return best;
+	memset(taken, 0, (size_t)1 << bits);
 	for (t = 0; t < tries && least; t++) {
 		__u64 mult = multiplier(t);
 		size_t shared = 0;
@@ -81,6 +99,8 @@ static __u64 choose_mult(const __u64 *tags, size_t k, unsigned int bits)
 		for (i = 0; i < k && shared < least; i++) {
 			__u64 at = devcg_table_home(tags[i], mult, bits);
 
+			if (any_any(tags[i]))
+				continue;
 			shared += taken[at] == t + 1;
 			taken[at] = (uint8_t)(t + 1);
 		}
@@ -89,7 +109,6 @@ static __u64 choose_mult(const __u64 *tags, size_t k, unsigned int bits)
 			best = mult;
 		}
 	}
-	free(taken);
 	return best;
 }
 
@@ -106,22 +125,25 @@ static void note(struct devcg_table *table, __u64 tag, unsigned int d)
 		table->any_access[seg >> 2] = (int)((tag >> 40) & 0xff);
 }
 
-void devcg_table_of(const struct devcg_policy_value *v, struct devcg_table *table)
+int devcg_table_of(const struct devcg_policy_value *v, struct devcg_table *table)
 {
 	size_t n = (size_t)1 << v->head.bits, i, k = 0;
 	__u64 *tags = malloc(n * sizeof(*tags));
 
+	if (!tags)
+		return -ENOMEM;
 	memset(table, 0, sizeof(*table));
 	table->any_access[0] = table->any_access[1] = -1;
-	for (i = 0; tags && i < n; i++)
+	for (i = 0; i < n; i++)
 		if (v->slot[i])
 			tags[k++] = v->slot[i];
-	table->mult = tags ? choose_mult(tags, k, v->head.bits) : multiplier(0);
+	table->mult = choose_mult(tags, k, v->head.bits);
 	free(tags);
 	for (i = 0; i < n; i++)
 		if (v->slot[i])
 			note(table, v->slot[i],
 			     (unsigned int)((i - devcg_table_home(v->slot[i], table->mult, v->head.bits)) & (n - 1)));
+	return 0;
 }
 
 int devcg_filter_value(const struct devcg_policy *policy, bool audit, struct devcg_policy_value **out,
@@ -132,7 +154,7 @@ int devcg_filter_value(const struct devcg_policy *policy, bool audit, struct dev
 	__u64 *tags = malloc((n ? n : 1) * sizeof(*tags));
 	struct devcg_policy_value *v = NULL;
 	struct devcg_entry *far;
-	unsigned int bits = 1, probes = 0, seg, present = 0;
+	unsigned int bits = 1, probes = 0, seg, present = 0, pass;
 
 	if (!ex || !tags) {
 		free(ex);
@@ -140,12 +162,14 @@ int devcg_filter_value(const struct devcg_policy *policy, bool audit, struct dev
 		return -ENOMEM;
 	}
 	devcg_policy_collect(policy, ex);
-	for (i = 0; i < n; i++)
-		if (matchable(&ex[i], &seg)) {
-			present |= 1u << seg;
-			tags[k++] = DEVCG_TAG(ex[i].access, seg, ex[i].major == DEVCG_ANY ? 0 : ex[i].major,
-					      ex[i].minor == DEVCG_ANY ? 0 : ex[i].minor);
-		}
+	/* the '*:*' keys last (any_any()): no other key is moved for them */
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < n; i++)
+			if (matchable(&ex[i], &seg) && ((seg & 3) == 3) == pass) {
+				present |= 1u << seg;
+				tags[k++] = DEVCG_TAG(ex[i].access, seg, ex[i].major == DEVCG_ANY ? 0 : ex[i].major,
+						      ex[i].minor == DEVCG_ANY ? 0 : ex[i].minor);
+			}
 	others = n - k;
 	/* at most half full, and a sixteenth for small policies (up to 4,096
 	 * slots, 32 KiB), where a multiplier that gives every key a slot of
@@ -346,7 +370,8 @@ int devcg_filter_load_program(int policy_map_fd, const void *value, struct devcg
 
 	struct devcg_table table;
 
-	devcg_table_of(value, &table);
+	if (devcg_table_of(value, &table))
+		return devcg_err(err, -ENOMEM, "out of memory");
 	return load_program(value, &table, false, fds, NULL, err);
 }
 

@@ -259,7 +259,7 @@ int devcg_filter_value(const struct devcg_policy *policy, bool audit, struct dev
 		       size_t *size, struct devcg_table *table);
 /* How the table of the value V was filled, found again from it alone (the
  * multiplier is chosen from the keys alone). */
-void devcg_table_of(const struct devcg_policy_value *v, struct devcg_table *table);
+int devcg_table_of(const struct devcg_policy_value *v, struct devcg_table *table);
 /* user/lib/program.c: the filter's instructions for the policy value V and
  * its TABLE, naming the maps FDS (policy, audit ring, loss count; the last
  * two only with AUDIT). Free *INSNS. 0 or a negative errno. */

@@ -63,7 +63,7 @@ struct prog {
 	size_t njump, jcap;
 };
 
-enum exit_kind { TO_DEFAULT, TO_ALLOW, TO_DENY, TO_AUDIT, EXITS };
+enum exit_kind { TO_DEFAULT, TO_ALLOW, TO_AUDIT, EXITS };
 
 static void put(struct prog *p, struct bpf_insn i)
 {
@@ -232,7 +232,7 @@ static void key(struct prog *p, int shape, int prev)
 		alu_reg(p, BPF_MOV, R4, R6);
 		alu_imm(p, BPF_AND, R4, BPF_DEVCG_DEV_CHAR);
 		alu_imm(p, BPF_LSH, R4, 1);
-		alu_imm(p, BPF_OR, R4, 0xff01 + shape);
+		alu_imm(p, BPF_ADD, R4, 0xff01 + shape);
 	} else {
 		alu_imm(p, BPF_RSH, R4, 32);
 		alu_imm(p, BPF_ADD, R4, shape - prev);
@@ -291,6 +291,13 @@ static void any_any(struct prog *p, const __s32 x[2], bool default_allow)
 		alu_imm(p, BPF_ADD, R0, -1);
 }
 
+/* The jump at AT goes to the next instruction to be put. */
+static void patch(struct prog *p, size_t at)
+{
+	if (!p->nomem)
+		p->insn[at].off = (short)(p->n - at - 1);
+}
+
 /* Into the audit event at OFF: the number at bit SHIFT (MASK) of the key
  * in r4, or 0xffffffff where bit STAR of the segment in r3 says '*'. */
 static void decider_number(struct prog *p, int shift, __s32 mask, int star, short off)
@@ -328,12 +335,12 @@ static void audit_block(struct prog *p, int ring, int lost)
 	alu_imm(p, BPF_ADD, R2, ZERO_AT);
 	ld64(p, R1, BPF_PSEUDO_MAP_FD, (__u64)lost);
 	call(p, BPF_FUNC_map_lookup_elem);
-	put(p, (struct bpf_insn){ .code = BPF_JMP | BPF_JEQ | BPF_K, .dst_reg = R0, .off = 3 });
-	load(p, BPF_DW, R1, R0, 0);
-	alu_imm(p, BPF_ADD, R1, 1);
-	store(p, BPF_DW, R0, 0, R1);
+	put(p, (struct bpf_insn){ .code = BPF_JMP | BPF_JEQ | BPF_K, .dst_reg = R0, .off = 2 });
+	alu_imm(p, BPF_MOV, R1, 1);
+	put(p, (struct bpf_insn){ .code = BPF_STX | BPF_ATOMIC | BPF_DW, .dst_reg = R0, .src_reg = R1,
+				   .imm = BPF_ADD });
 	ret(p, 0);
-	p->insn[fill].off = (short)(p->n - fill - 1);
+	patch(p, fill);
 
 	alu_reg(p, BPF_MOV, R6, R0);
 	call(p, BPF_FUNC_get_current_pid_tgid);
@@ -381,14 +388,14 @@ static void audit_block(struct prog *p, int ring, int lost)
 	store(p, BPF_W, R6, offsetof(struct devcg_audit_event, decider_access), R2);
 	skip = p->n;
 	put(p, (struct bpf_insn){ .code = BPF_JMP | BPF_JA });
-	p->insn[nodec].off = (short)(p->n - nodec - 1);
+	patch(p, nodec);
 	/* the default decided: r2 is 0 */
 	store(p, BPF_W, R6, offsetof(struct devcg_audit_event, decided), R2);
 	store(p, BPF_W, R6, offsetof(struct devcg_audit_event, decider.type), R2);
 	store(p, BPF_W, R6, offsetof(struct devcg_audit_event, decider.major), R2);
 	store(p, BPF_W, R6, offsetof(struct devcg_audit_event, decider.minor), R2);
 	store(p, BPF_W, R6, offsetof(struct devcg_audit_event, decider_access), R2);
-	p->insn[skip].off = (short)(p->n - skip - 1);
+	patch(p, skip);
 
 	alu_reg(p, BPF_MOV, R1, R6);
 	alu_imm(p, BPF_ADD, R1, offsetof(struct devcg_audit_event, comm));
@@ -407,6 +414,7 @@ int devcg_program_build(const struct devcg_policy_value *v, const struct devcg_t
 	unsigned int probes[4];
 	int any_access[2], shape, prev = -1;
 	bool allow = v->head.default_allow, any = false, major = false, minor = false, decided = false, anyany;
+	bool too_far = false;
 	__s32 x[2];
 	size_t at[EXITS], i;
 
@@ -499,30 +507,25 @@ int devcg_program_build(const struct devcg_policy_value *v, const struct devcg_t
 			ret(&p, 1);
 		}
 	for (i = 0; i < p.njump; i++)
-		if (p.to[i] == TO_DENY && at[TO_DENY] == (size_t)-1) {
-			at[TO_DENY] = p.n;
-			ret(&p, 0);
-		}
-	for (i = 0; i < p.njump; i++)
 		if (p.to[i] == TO_AUDIT && at[TO_AUDIT] == (size_t)-1) {
 			at[TO_AUDIT] = p.n;
 			audit_block(&p, fds[1], fds[2]);
 		}
 done:
-	for (i = 0; i < p.njump && !p.nomem; i++) {
+	for (i = 0; i < p.njump && !p.nomem && !too_far; i++) {
 		long off = (long)at[p.to[i]] - (long)p.jump[i] - 1;
 
-		if (off > 32767) {
-			p.nomem = true; /* not reached: 8 slots a shape at most below 2^18 */
-			break;
-		}
-		p.insn[p.jump[i]].off = (short)off;
+		/* a jump reaches 32,767 instructions: only a table whose keys
+		 * crowd into long probes writes a program that long */
+		too_far = off > 32767;
+		if (!too_far)
+			p.insn[p.jump[i]].off = (short)off;
 	}
 	free(p.jump);
 	free(p.to);
-	if (p.nomem) {
+	if (p.nomem || too_far) {
 		free(p.insn);
-		return -ENOMEM;
+		return p.nomem ? -ENOMEM : -E2BIG;
 	}
 	*insns = p.insn;
 	*cnt = p.n;
