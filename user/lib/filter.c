@@ -284,6 +284,9 @@ static int load_program(const struct devcg_policy_value *v, const struct devcg_t
 	int fd, ret;
 
 	ret = devcg_program_build(v, table, audit, fds, &insns, &cnt);
+	if (ret == -E2BIG)
+		return devcg_err(err, ret, "the policy's exceptions crowd its hash table: a lookup would read "
+				 "more slots than one program can hold");
 	if (ret)
 		return devcg_err(err, ret, "cannot write the device filter's program: %s", strerror(-ret));
 	/* a program the verifier must reject: the first instruction exits
