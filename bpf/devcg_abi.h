@@ -41,6 +41,8 @@
 	((__u64)(access) << 40 | (__u64)((segment) + 1) << 32 |                     \
 	 (__u64)(major) << DEVCG_MINOR_BITS | (__u64)(minor))
 #define DEVCG_TAG_KEY 0xffffffffffULL
+/* A slot's segment (0 to 7; an empty slot gives more) */
+#define DEVCG_TAG_SEGMENT(tag) ((unsigned int)(((tag) >> 32) & 0xff) - 1)
 /*
  * Where a key lies is the writer's own business: each version's program is
  * written for its table (user/lib/program.c), with the multiplier of the

@@ -68,7 +68,7 @@ static __u64 multiplier(size_t t)
  * so it is inserted last and counts for no multiplier */
 static bool any_any(__u64 tag)
 {
-	return ((((tag >> 32) & 0xff) - 1) & 3) == 3;
+	return (DEVCG_TAG_SEGMENT(tag) & 3) == 3;
 }
 
 /*
@@ -115,7 +115,7 @@ static __u64 choose_mult(const __u64 *tags, size_t k, unsigned int bits)
 /* Note in TABLE where TAG went: D slots past its first. */
 static void note(struct devcg_table *table, __u64 tag, unsigned int d)
 {
-	unsigned int seg = (unsigned int)((tag >> 32) & 0xff) - 1;
+	unsigned int seg = DEVCG_TAG_SEGMENT(tag);
 
 	if (seg >= 8)
 		return;
@@ -445,7 +445,7 @@ static int read_value(const struct devcg_policy_value *v, size_t size, struct de
 	}
 	for (i = 0; i < table && k <= n; i++) {
 		__u64 tag = v->slot[i];
-		unsigned int seg = (unsigned int)((tag >> 32) & 0xff) - 1;
+		unsigned int seg = DEVCG_TAG_SEGMENT(tag);
 
 		if (!tag)
 			continue;

@@ -274,7 +274,7 @@ int devcg_program_build(const struct devcg_policy_value *v, const struct devcg_t
  * the filter computes it. */
 static inline __u64 devcg_table_home(__u64 tag, __u64 mult, unsigned int bits)
 {
-	uint32_t shape = (uint32_t)(((tag >> 32) & 0xff) - 1) & 3;
+	uint32_t shape = DEVCG_TAG_SEGMENT(tag) & 3;
 
 	return (uint32_t)((uint32_t)tag * (uint32_t)mult + (shape << 30)) >> (32 - bits);
 }

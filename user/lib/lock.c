@@ -155,13 +155,9 @@ int devcg_lock_take(const char *dir, uint64_t cgroup_id, const char *what, struc
 
 int devcg_lock_cgroup(const struct devcg_cgroup *cg, struct devcg_lock *lock, struct devcg_error *err)
 {
-	struct stat st;
-
 	lock->fd = lock->dir_fd = -1;
 	/* a cgroup2 directory's inode number is the cgroup id (kernfs) */
-	if (fstat(cg->fd, &st))
-		return devcg_err(err, -errno, "%s: %s", devcg_cgroup_rel(cg), strerror(errno));
-	return devcg_lock_take(DEVCG_LOCK_DIR, (uint64_t)st.st_ino, devcg_cgroup_rel(cg), lock, err);
+	return devcg_lock_take(DEVCG_LOCK_DIR, cg->ino, devcg_cgroup_rel(cg), lock, err);
 }
 
 void devcg_lock_release(struct devcg_lock *lock)

@@ -63,7 +63,7 @@ struct prog {
 	size_t njump, jcap;
 };
 
-enum exit_kind { TO_DEFAULT, TO_ALLOW, TO_AUDIT, EXITS };
+enum exit_kind { TO_ALLOW, TO_AUDIT, EXITS };
 
 static void put(struct prog *p, struct bpf_insn i)
 {
@@ -144,7 +144,7 @@ static void jump(struct prog *p, __u8 op, __u8 dst, __s32 imm, enum exit_kind to
 	}
 	p->jump[p->njump] = p->n;
 	p->to[p->njump++] = to;
-	put(p, (struct bpf_insn){ .code = BPF_JMP | op | (op == BPF_JA ? 0 : BPF_K), .dst_reg = dst, .imm = imm });
+	put(p, (struct bpf_insn){ .code = BPF_JMP | op | BPF_K, .dst_reg = dst, .imm = imm });
 }
 
 /*
@@ -490,11 +490,10 @@ int devcg_program_build(const struct devcg_policy_value *v, const struct devcg_t
 		put(&p, (struct bpf_insn){ .code = BPF_JMP | BPF_EXIT });
 		goto done;
 	}
-	/* the exits; each only where something goes to it (the verifier
-	 * refuses an instruction it cannot reach) */
+	/* the default, then the exits; each only where something goes to it
+	 * (the verifier refuses an instruction it cannot reach) */
 	for (i = 0; i < EXITS; i++)
 		at[i] = (size_t)-1;
-	at[TO_DEFAULT] = p.n;
 	if (audit && !allow) {
 		alu_imm(&p, BPF_MOV, R4, 0);
 		jump(&p, BPF_JA, 0, 0, TO_AUDIT);

@@ -247,7 +247,7 @@ static int attach_failed(struct devcg_cgroup *cg, uint32_t flags, int code, stru
  * and a device is allowed only when each allows it (bpf_prog_run_array_cg
  * in kernel/bpf/cgroup.c), so a device both allow stays allowed.
  */
-static int adopt_linked(struct devcg_cgroup *cg, uint64_t ino, int link, uint32_t prog_id, int new_fd,
+static int adopt_linked(struct devcg_cgroup *cg, int link, uint32_t prog_id, int new_fd,
 			struct devcg_error *err)
 {
 	struct bpf_link_info info = { 0 };
@@ -260,7 +260,7 @@ static int adopt_linked(struct devcg_cgroup *cg, uint64_t ino, int link, uint32_
 	if (bpf_obj_get_info_by_fd(link, &info, &len))
 		ret = devcg_err(err, -errno, "cannot read the bpf_link of program %u: %s", prog_id,
 				why(-errno));
-	else if (info.prog_id != prog_id || info.cgroup.cgroup_id != ino)
+	else if (info.prog_id != prog_id || info.cgroup.cgroup_id != cg->ino)
 		ret = devcg_err(err, -ENOENT, "program %u was replaced by another writer", prog_id);
 	else if (bpf_link_detach(link))
 		ret = devcg_err(err, -errno, "cannot detach the bpf_link %u of program %u from %s: %s",
@@ -345,7 +345,7 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 		/* not found as a direct attachment: it may hang on a bpf_link */
 		if (ret == -ENOENT && (link = link_of(cg->ino, before.ids[target])) >= 0) {
 			linked = true;
-			ret = locked ? adopt_linked(cg, cg->ino, link, before.ids[target], v.prog_fd, err)
+			ret = locked ? adopt_linked(cg, link, before.ids[target], v.prog_fd, err)
 				     : NEEDS_LOCK;
 		}
 	} else {
@@ -687,7 +687,6 @@ int devcg_reset_opts(const char *cgroup, struct devcg_reset_opts *opts, struct d
 	uint32_t i, found = 1, removed = 0, links = 0;
 	struct devcg_cgroup cg;
 	struct attached a;
-	struct stat st;
 	int ret, round;
 
 	if ((ret = DEVCG_RESET_OPTS_VALID(opts, err)))
@@ -695,8 +694,6 @@ int devcg_reset_opts(const char *cgroup, struct devcg_reset_opts *opts, struct d
 	ret = devcg_cgroup_resolve(cgroup, DEVCG_RESOLVE_WRITE, &cg, err);
 	if (!ret)
 		ret = devcg_lock_cgroup(&cg, &lock, err);
-	if (!ret && fstat(cg.fd, &st))
-		ret = devcg_err(err, -errno, "%s: %s", devcg_cgroup_rel(&cg), strerror(errno));
 	for (round = 0; !ret && found && round < 10; round++) {
 		ret = query_attached(cg.fd, true, &a, err);
 		if (ret)
@@ -705,7 +702,7 @@ int devcg_reset_opts(const char *cgroup, struct devcg_reset_opts *opts, struct d
 			if (!a.devcg[i])
 				continue;
 			found++;
-			ret = detach_one(cg.fd, st.st_ino, &a, i);
+			ret = detach_one(cg.fd, cg.ino, &a, i);
 			if (ret < 0) {
 				ret = devcg_err(err, ret, "cannot detach program %u from %s: %s%s", a.ids[i],
 						devcg_cgroup_rel(&cg), why(ret),
