@@ -505,7 +505,9 @@ enum devcg_hotplug_permission {
 	DEVCG_PERM_ADDED = 1,      /* attach: allowed by this command */
 	DEVCG_PERM_ALREADY,        /* attach: the policy allowed it already */
 	DEVCG_PERM_REMOVED,        /* detach: its own exception removed */
-	DEVCG_PERM_NONE,           /* detach: it had none; not allowed */
+	DEVCG_PERM_NONE,           /* detach: it had none; not allowed. attach: not
+				    * asked (CDI "permissions": "none"): no rule
+				    * added, the policy decides as before */
 	DEVCG_PERM_STILL_ALLOWED,  /* detach: it had none of its own; a wider
 				    * exception or the default allows it */
 	DEVCG_PERM_KEPT,           /* detach: kept with its node (see the note) */

@@ -25,6 +25,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +36,10 @@
 
 #define MAX_SPEC_BYTES (16u << 20)
 #define MAX_YAML_DEPTH 64
-#define MAX_YAML_NODES 200000 /* aliases can repeat a subtree: bound the copy */
+#define MAX_YAML_NODES 200000 /* aliases counted as the nodes they stand for */
+#define MAX_YAML_ANCHORS 256
+/* nodes listed from specs, before one item per path (at most HP_MAX_NODES) */
+#define MAX_LISTED_NODES (16 * HP_MAX_NODES)
 
 static const char *const default_dirs[] = { "/etc/cdi", "/var/run/cdi", NULL };
 
@@ -77,72 +81,255 @@ static json_t *plain_scalar(const char *s, size_t len)
 	return json_stringn(s, len);
 }
 
-struct yconv {
-	yaml_document_t *doc;
-	size_t budget;
+/*
+ * The YAML is read as a stream of events (yaml_parser_parse()), not loaded
+ * as a document: libyaml's loader is quadratic in the nesting depth, and a
+ * spec is refused at the first node deeper than MAX_YAML_DEPTH, before the
+ * rest of it is read. An alias shares its anchor's value (jansson counts
+ * references) and counts its anchor's nodes against MAX_YAML_NODES and its
+ * anchor's height against MAX_YAML_DEPTH, so aliases neither copy subtrees
+ * nor nest deeper than the cap. An anchor is known once its node is
+ * complete: a node cannot contain itself.
+ */
+struct anchor {
+	char *name;
+	size_t len;
+	json_t *value;
+	size_t nodes;  /* in its subtree */
+	int height;    /* levels below it */
+};
+
+struct frame {
+	json_t *value;  /* the sequence or mapping being filled */
+	char *anchor;   /* registered when it is complete */
+	size_t start;   /* nodes counted before it */
+	int height;     /* levels below it so far */
+	bool has_key;   /* mapping: KEY waits for its value */
+	bool text;      /* ... and names a field that CDI reads as a string */
+	char key[256];
+};
+
+struct ybuild {
+	struct frame stack[MAX_YAML_DEPTH + 1];
+	int depth;      /* open collections */
+	size_t nodes;
+	struct anchor anchors[MAX_YAML_ANCHORS];
+	size_t nanchors;
+	json_t *root;
 	char why[256];
 };
 
-static json_t *convert(struct yconv *y, yaml_node_t *node, int depth)
+/* The fields of a CDI spec that are strings: Go's reader (sigs.k8s.io/yaml)
+ * takes a plain scalar there as its text, so "name: 0" names device "0"
+ * (and "name: 0x10" device "0x10", not "16"). */
+static bool text_field(const char *key)
 {
-	json_t *out = NULL;
+	static const char *const fields[] = { "cdiVersion", "kind", "name", "path", "hostPath", "type",
+					      "permissions", NULL };
 
-	if (!node || depth > MAX_YAML_DEPTH || !y->budget--) {
-		snprintf(y->why, sizeof(y->why), "%s", !node ? "a broken alias" :
-			 depth > MAX_YAML_DEPTH ? "nested too deeply" : "too many nodes (aliases?)");
-		return NULL;
+	for (int i = 0; fields[i]; i++)
+		if (!strcmp(key, fields[i]))
+			return true;
+	return false;
+}
+
+static int yfail(struct ybuild *b, const yaml_event_t *ev, const char *what)
+{
+	snprintf(b->why, sizeof(b->why), "%zu:%zu: %s", ev->start_mark.line + 1, ev->start_mark.column + 1,
+		 what);
+	return -1;
+}
+
+/* Count a node of HEIGHT levels (and NODES nodes) at the current depth. */
+static int ycount(struct ybuild *b, const yaml_event_t *ev, size_t nodes, int height)
+{
+	char what[96];
+
+	if (b->depth + height > MAX_YAML_DEPTH) {
+		snprintf(what, sizeof(what), "nested more than %d levels deep", MAX_YAML_DEPTH);
+		return yfail(b, ev, what);
 	}
-	switch (node->type) {
-	case YAML_SCALAR_NODE:
-		if (node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
-			return plain_scalar((const char *)node->data.scalar.value, node->data.scalar.length);
-		return json_stringn((const char *)node->data.scalar.value, node->data.scalar.length);
-	case YAML_SEQUENCE_NODE: {
-		yaml_node_item_t *it;
+	if (nodes > MAX_YAML_NODES - b->nodes) {
+		snprintf(what, sizeof(what), "too many nodes (more than %d, aliases counted)", MAX_YAML_NODES);
+		return yfail(b, ev, what);
+	}
+	b->nodes += nodes;
+	for (int i = b->depth - 1, h = height + 1; i >= 0 && b->stack[i].height < h; i--, h++)
+		b->stack[i].height = h;
+	return 0;
+}
 
-		out = json_array();
-		for (it = node->data.sequence.items.start; out && it < node->data.sequence.items.top; it++) {
-			json_t *v = convert(y, yaml_document_get_node(y->doc, *it), depth + 1);
+/* Put V (its reference taken) where the open collection wants it. */
+static int yput(struct ybuild *b, const yaml_event_t *ev, json_t *v)
+{
+	struct frame *f = b->depth ? &b->stack[b->depth - 1] : NULL;
+	int ret;
 
-			if (!v || json_array_append_new(out, v)) {
-				json_decref(out);
-				return NULL;
+	if (!v)
+		return yfail(b, ev, "a string that is not UTF-8 (or out of memory)");
+	if (!f) {
+		b->root = v;
+		return 0;
+	}
+	if (json_is_array(f->value)) {
+		ret = json_array_append_new(f->value, v);
+	} else {
+		f->has_key = false;
+		ret = json_object_set_new(f->value, f->key, v);
+	}
+	return ret ? yfail(b, ev, "out of memory") : 0;
+}
+
+static int yanchor(struct ybuild *b, const yaml_event_t *ev, const char *name, json_t *v, size_t nodes,
+		   int height)
+{
+	struct anchor *a;
+
+	if (!name)
+		return 0;
+	if (b->nanchors == MAX_YAML_ANCHORS) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "more than %d anchors", MAX_YAML_ANCHORS);
+		return yfail(b, ev, what);
+	}
+	a = &b->anchors[b->nanchors];
+	a->len = strlen(name);
+	a->name = strdup(name);
+	if (!a->name)
+		return yfail(b, ev, "out of memory");
+	a->value = json_incref(v);
+	a->nodes = nodes;
+	a->height = height;
+	b->nanchors++;
+	return 0;
+}
+
+/* The key of the open mapping that waits for one: a short scalar. */
+static int ykey(struct ybuild *b, const yaml_event_t *ev)
+{
+	struct frame *f = &b->stack[b->depth - 1];
+	size_t len = ev->data.scalar.length;
+
+	if (ev->type != YAML_SCALAR_EVENT || len >= sizeof(f->key) ||
+	    memchr(ev->data.scalar.value, '\0', len))
+		return yfail(b, ev, "a mapping key that is not a short string");
+	memcpy(f->key, ev->data.scalar.value, len);
+	f->key[len] = '\0';
+	if (json_object_get(f->value, f->key)) {
+		char what[300];
+
+		snprintf(what, sizeof(what), "duplicate key \"%s\"", hp_q(f->key));
+		return yfail(b, ev, what);
+	}
+	f->has_key = true;
+	f->text = text_field(f->key);
+	return 0;
+}
+
+static json_t *yscalar(const struct frame *f, const yaml_event_t *ev)
+{
+	const char *s = (const char *)ev->data.scalar.value, *tag = (const char *)ev->data.scalar.tag;
+	size_t len = ev->data.scalar.length;
+	json_t *v;
+
+	if (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || (tag && !strcmp(tag, YAML_STR_TAG)))
+		return json_stringn(s, len);
+	v = plain_scalar(s, len);
+	/* a string field keeps a plain number's or boolean's text */
+	if (v && f && f->has_key && f->text && !json_is_null(v) && !json_is_string(v)) {
+		json_decref(v);
+		v = json_stringn(s, len);
+	}
+	return v;
+}
+
+/* One event; 1: the document is complete. */
+static int yevent(struct ybuild *b, const yaml_event_t *ev)
+{
+	struct frame *f = b->depth ? &b->stack[b->depth - 1] : NULL;
+	const char *anchor = NULL;
+	json_t *v;
+
+	switch (ev->type) {
+	case YAML_STREAM_START_EVENT:
+	case YAML_DOCUMENT_START_EVENT:
+		return 0;
+	case YAML_DOCUMENT_END_EVENT:
+	case YAML_STREAM_END_EVENT:
+		return 1; /* the first document is the spec, as in Go's reader */
+	default:
+		break;
+	}
+	if (f && json_is_object(f->value) && !f->has_key && ev->type != YAML_MAPPING_END_EVENT)
+		return ykey(b, ev);
+	switch (ev->type) {
+	case YAML_SCALAR_EVENT:
+		if (ycount(b, ev, 1, 0))
+			return -1;
+		v = yscalar(f, ev);
+		if (v && yanchor(b, ev, (const char *)ev->data.scalar.anchor, v, 1, 0)) {
+			json_decref(v);
+			return -1;
+		}
+		return yput(b, ev, v);
+	case YAML_ALIAS_EVENT:
+		for (size_t i = b->nanchors; i-- > 0;) {
+			const struct anchor *a = &b->anchors[i];
+
+			if (a->len == strlen((const char *)ev->data.alias.anchor) &&
+			    !memcmp(a->name, ev->data.alias.anchor, a->len)) {
+				if (ycount(b, ev, a->nodes, a->height))
+					return -1;
+				return yput(b, ev, json_incref(a->value));
 			}
 		}
-		return out;
-	}
-	case YAML_MAPPING_NODE: {
-		yaml_node_pair_t *p;
-
-		out = json_object();
-		for (p = node->data.mapping.pairs.start; out && p < node->data.mapping.pairs.top; p++) {
-			yaml_node_t *k = yaml_document_get_node(y->doc, p->key);
-			char key[256];
-			json_t *v;
-
-			if (!k || k->type != YAML_SCALAR_NODE || k->data.scalar.length >= sizeof(key)) {
-				snprintf(y->why, sizeof(y->why), "a mapping key that is not a short string");
-				json_decref(out);
-				return NULL;
-			}
-			memcpy(key, k->data.scalar.value, k->data.scalar.length);
-			key[k->data.scalar.length] = '\0';
-			if (json_object_get(out, key)) {
-				snprintf(y->why, sizeof(y->why), "duplicate key \"%s\"", hp_q(key));
-				json_decref(out);
-				return NULL;
-			}
-			v = convert(y, yaml_document_get_node(y->doc, p->value), depth + 1);
-			if (!v || json_object_set_new(out, key, v)) {
-				json_decref(out);
-				return NULL;
-			}
+		return yfail(b, ev, "an alias of an unknown anchor (or of the node it is in)");
+	case YAML_SEQUENCE_START_EVENT:
+	case YAML_MAPPING_START_EVENT:
+		if (ycount(b, ev, 1, 0))
+			return -1;
+		anchor = (const char *)(ev->type == YAML_SEQUENCE_START_EVENT ? ev->data.sequence_start.anchor
+									  : ev->data.mapping_start.anchor);
+		f = &b->stack[b->depth];
+		memset(f, 0, offsetof(struct frame, key));
+		f->value = ev->type == YAML_SEQUENCE_START_EVENT ? json_array() : json_object();
+		f->start = b->nodes - 1;
+		if (!f->value || (anchor && !(f->anchor = strdup(anchor)))) {
+			json_decref(f->value);
+			return yfail(b, ev, "out of memory");
 		}
-		return out;
+		b->depth++;
+		return 0;
+	case YAML_SEQUENCE_END_EVENT:
+	case YAML_MAPPING_END_EVENT: {
+		struct frame done = *f;
+		int ret;
+
+		b->depth--;
+		ret = yanchor(b, ev, done.anchor, done.value, b->nodes - done.start, done.height);
+		free(done.anchor);
+		if (ret) {
+			json_decref(done.value);
+			return -1;
+		}
+		return yput(b, ev, done.value);
 	}
 	default:
-		snprintf(y->why, sizeof(y->why), "an empty node");
-		return NULL;
+		return yfail(b, ev, "an unexpected YAML event");
+	}
+}
+
+static void ybuild_free(struct ybuild *b)
+{
+	while (b->depth > 0) {
+		b->depth--;
+		json_decref(b->stack[b->depth].value);
+		free(b->stack[b->depth].anchor);
+	}
+	for (size_t i = 0; i < b->nanchors; i++) {
+		free(b->anchors[i].name);
+		json_decref(b->anchors[i].value);
 	}
 }
 
@@ -150,8 +337,8 @@ int hp_cdi_load(const char *text, size_t len, bool yaml, const char *source, jso
 		struct devcg_error *err)
 {
 	yaml_parser_t parser;
-	yaml_document_t doc;
-	struct yconv y = { .budget = MAX_YAML_NODES };
+	struct ybuild *b;
+	int ret = 0;
 
 	*out = NULL;
 	if (!yaml) {
@@ -162,27 +349,37 @@ int hp_cdi_load(const char *text, size_t len, bool yaml, const char *source, jso
 			return devcg_err(err, -EINVAL, "%s:%d:%d: %s", hp_q(source), je.line, je.column, hp_q(je.text));
 		return 0;
 	}
-	if (!yaml_parser_initialize(&parser))
+	b = calloc(1, sizeof(*b));
+	if (!b || !yaml_parser_initialize(&parser)) {
+		free(b);
 		return devcg_err(err, -ENOMEM, "%s: out of memory", hp_q(source));
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-	if (!yaml_parser_load(&parser, &doc)) {
-		int ret = devcg_err(err, -EINVAL, "%s:%zu:%zu: %s", hp_q(source), parser.problem_mark.line + 1,
-				    parser.problem_mark.column + 1,
-				    parser.problem ? parser.problem : "not YAML");
-
-		yaml_parser_delete(&parser);
-		return ret;
 	}
-	y.doc = &doc;
-	if (!yaml_document_get_root_node(&doc))
-		snprintf(y.why, sizeof(y.why), "an empty document");
-	else
-		*out = convert(&y, yaml_document_get_root_node(&doc), 0);
-	yaml_document_delete(&doc);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	while (!ret) {
+		yaml_event_t ev;
+
+		if (!yaml_parser_parse(&parser, &ev)) {
+			ret = devcg_err(err, -EINVAL, "%s:%zu:%zu: %s", hp_q(source), parser.problem_mark.line + 1,
+					parser.problem_mark.column + 1, parser.problem ? parser.problem : "not YAML");
+			break;
+		}
+		ret = yevent(b, &ev);
+		yaml_event_delete(&ev);
+		if (ret < 0)
+			ret = devcg_err(err, -EINVAL, "%s:%s", hp_q(source), b->why);
+	}
+	if (ret > 0 && !b->root)
+		ret = devcg_err(err, -EINVAL, "%s: an empty document", hp_q(source));
+	if (ret > 0) {
+		*out = b->root;
+		b->root = NULL;
+		ret = 0;
+	}
+	json_decref(b->root);
+	ybuild_free(b);
+	free(b);
 	yaml_parser_delete(&parser);
-	if (!*out)
-		return devcg_err(err, -EINVAL, "%s: %s", hp_q(source), y.why[0] ? y.why : "out of memory");
-	return 0;
+	return ret;
 }
 
 /* ---- reading the spec directories --------------------------------------- */
@@ -197,7 +394,7 @@ struct spec {
 struct specs {
 	struct spec *v;
 	size_t n;
-	int bad;            /* files that could not be read */
+	int bad;            /* spec files skipped: unreadable or not a spec */
 	char first_bad[512];
 };
 
@@ -210,32 +407,47 @@ static void specs_free(struct specs *s)
 	free(s->v);
 }
 
-static int read_spec(const char *path, char **text, size_t *len, struct devcg_error *err)
+/*
+ * Read NAME of the directory DFD. It is opened without blocking (a FIFO
+ * would wait for a writer for ever) and without following a symbolic link,
+ * and read only when it is a regular file of at most MAX_SPEC_BYTES.
+ */
+static int read_spec(int dfd, const char *name, const char *path, char **text, size_t *len,
+		     struct devcg_error *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), ret = 0;
+	int fd = openat(dfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY), ret = 0;
 	struct stat st;
 	size_t got = 0;
 
+	*text = NULL;
+	if (fd < 0 && errno == ELOOP)
+		return devcg_err(err, -ELOOP, "%s: a symbolic link (not followed)", hp_q(path));
 	if (fd < 0)
 		return devcg_err(err, -errno, "%s: %s", hp_q(path), strerror(errno));
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (size_t)st.st_size > MAX_SPEC_BYTES) {
-		close(fd);
-		return devcg_err(err, -EINVAL, "%s: not a regular file of at most %u bytes", hp_q(path),
-				 MAX_SPEC_BYTES);
+	if (fstat(fd, &st)) {
+		ret = devcg_err(err, -errno, "%s: %s", hp_q(path), strerror(errno));
+	} else if (!S_ISREG(st.st_mode)) {
+		ret = devcg_err(err, -EINVAL, "%s: not a regular file", hp_q(path));
+	} else if ((uint64_t)st.st_size > MAX_SPEC_BYTES) {
+		ret = devcg_err(err, -EFBIG, "%s: %lld bytes (a spec has at most %u)", hp_q(path),
+				(long long)st.st_size, MAX_SPEC_BYTES);
+	} else if (!(*text = malloc((size_t)st.st_size + 1))) {
+		ret = devcg_err(err, -ENOMEM, "%s: out of memory", hp_q(path));
 	}
-	*text = malloc((size_t)st.st_size + 1);
-	while (*text && got < (size_t)st.st_size) {
+	/* what it held when it was looked at: a file that grows is not read on */
+	while (!ret && got < (size_t)st.st_size) {
 		ssize_t r = read(fd, *text + got, (size_t)st.st_size - got);
 
+		if (r < 0 && errno == EINTR)
+			continue;
 		if (r <= 0) {
-			ret = devcg_err(err, r < 0 ? -errno : -EIO, "%s: read error", hp_q(path));
+			ret = devcg_err(err, r < 0 ? -errno : -EIO, "%s: %s", hp_q(path),
+					r < 0 ? strerror(errno) : "shorter than its size");
 			break;
 		}
 		got += (size_t)r;
 	}
 	close(fd);
-	if (!*text)
-		return devcg_err(err, -ENOMEM, "%s: out of memory", hp_q(path));
 	if (ret) {
 		free(*text);
 		*text = NULL;
@@ -258,21 +470,52 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Every spec of DIRS (a missing directory has none); unreadable ones are
- * counted, not fatal: they may be of other kinds. */
+/* What every spec must be for its devices to be looked up: an object with a
+ * "kind" and an array of "devices" that each have a "name". */
+static int check_spec(json_t *root, const char *path, struct devcg_error *err)
+{
+	json_t *kind = json_object_get(root, "kind"), *devices = json_object_get(root, "devices"), *dev;
+	size_t i;
+
+	if (!json_is_object(root))
+		return devcg_err(err, -EINVAL, "%s: not a CDI spec (not a mapping)", hp_q(path));
+	if (!json_is_string(kind) || !json_string_value(kind)[0])
+		return devcg_err(err, -EINVAL, "%s: no \"kind\"", hp_q(path));
+	if (!json_is_array(devices))
+		return devcg_err(err, -EINVAL, "%s: \"devices\" is not an array", hp_q(path));
+	json_array_foreach(devices, i, dev) {
+		json_t *name = json_object_get(dev, "name");
+
+		if (!json_is_object(dev) || !name || json_is_null(name))
+			return devcg_err(err, -EINVAL, "%s: device %zu has no \"name\"", hp_q(path), i + 1);
+		if (!json_is_string(name) || !json_string_value(name)[0])
+			return devcg_err(err, -EINVAL, "%s: the \"name\" of device %zu is not a string", hp_q(path),
+					 i + 1);
+	}
+	return 0;
+}
+
+/* Every spec of DIRS (a missing directory has none). A file that is not a
+ * usable spec is skipped and counted (the first one's message kept): it
+ * may be of another kind, and must not keep the others from being used. */
 static int load_specs(const char *const *dirs, struct specs *s, struct devcg_error *err)
 {
 	memset(s, 0, sizeof(*s));
 	for (int d = 0; dirs[d]; d++) {
-		DIR *dir = opendir(dirs[d]);
+		int dfd = open(dirs[d], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		DIR *dir = dfd < 0 ? NULL : fdopendir(dfd);
 		struct dirent *e;
 		char **names = NULL;
 		size_t nn = 0;
 
 		if (!dir) {
-			if (errno == ENOENT)
+			int code = errno;
+
+			if (dfd >= 0)
+				close(dfd);
+			if (code == ENOENT)
 				continue;
-			return devcg_err(err, -errno, "%s: %s", hp_q(dirs[d]), strerror(errno));
+			return devcg_err(err, -code, "%s: %s", hp_q(dirs[d]), strerror(code));
 		}
 		while ((e = readdir(dir))) {
 			char **more;
@@ -291,7 +534,6 @@ static int load_specs(const char *const *dirs, struct specs *s, struct devcg_err
 			names = more;
 			nn++;
 		}
-		closedir(dir);
 		/* in name order, so that messages are stable */
 		if (nn)
 			qsort(names, nn, sizeof(*names), cmp_names);
@@ -299,23 +541,20 @@ static int load_specs(const char *const *dirs, struct specs *s, struct devcg_err
 			struct devcg_error e2 = { 0 };
 			char path[PATH_MAX], *text = NULL;
 			size_t len = 0;
-			json_t *root = NULL, *kind;
-			struct spec *more;
+			json_t *root = NULL;
+			struct spec *more = NULL;
 			int ret;
 
 			snprintf(path, sizeof(path), "%s/%s", dirs[d], names[i]);
+			ret = read_spec(dirfd(dir), names[i], path, &text, &len, &e2);
 			free(names[i]);
-			ret = read_spec(path, &text, &len, &e2);
 			if (!ret)
 				ret = hp_cdi_load(text, len, has_suffix(path, ".yaml"), path, &root, &e2);
 			free(text);
-			kind = root ? json_object_get(root, "kind") : NULL;
-			if (!ret && (!json_is_object(root) || !json_is_string(kind))) {
-				ret = -EINVAL;
-				snprintf(e2.msg, sizeof(e2.msg), "%s: no \"kind\"", hp_q(path));
-			}
+			if (!ret)
+				ret = check_spec(root, path, &e2);
 			if (!ret && !(more = realloc(s->v, (s->n + 1) * sizeof(*s->v))))
-				ret = -ENOMEM;
+				ret = devcg_err(&e2, -ENOMEM, "%s: out of memory", hp_q(path));
 			if (ret) {
 				json_decref(root);
 				if (!s->bad++)
@@ -326,12 +565,23 @@ static int load_specs(const char *const *dirs, struct specs *s, struct devcg_err
 			s->v[s->n].path = strdup(path);
 			s->v[s->n].priority = d;
 			s->v[s->n].root = root;
-			s->v[s->n].kind = json_string_value(kind);
+			s->v[s->n].kind = json_string_value(json_object_get(root, "kind"));
 			s->n++;
 		}
 		free(names);
+		closedir(dir);
 	}
 	return 0;
+}
+
+/* "skipped N spec files ...: the first's message", for a note or an error. */
+static void bad_text(const struct specs *s, char *buf, size_t len)
+{
+	if (s->bad == 1)
+		snprintf(buf, len, "skipped a spec file that is not usable: %s", s->first_bad);
+	else
+		snprintf(buf, len, "skipped %d spec files that are not usable, the first: %s", s->bad,
+			 s->first_bad);
 }
 
 /* ---- from a spec's device nodes to hot-plug items ------------------------- */
@@ -385,12 +635,18 @@ static int node_item(json_t *node, const char *spec, const char *cdi, const char
 		it->major = (uint32_t)major;
 		it->minor = (uint32_t)minor;
 	}
-	if (jperm && !json_is_string(jperm))
+	/* letters of rwm; left out (or null): rwm; "none": asks for no access
+	 * (the reference gives it an allow rule of no access, which allows
+	 * nothing: devcg adds no rule and says so). Anything else, "" too, is
+	 * an error rather than a guess. */
+	if (jperm && !json_is_null(jperm) && !json_is_string(jperm))
 		return devcg_err(err, -EINVAL, "%s: %s: %s: \"permissions\" is not a string", hp_q(spec), hp_q(cdi), hp_q(it->path));
-	if (jperm && !strcmp(json_string_value(jperm), "none")) {
+	if (json_is_string(jperm) && !strcmp(json_string_value(jperm), "none")) {
 		it->no_access = true;
-	} else if (jperm && json_string_value(jperm)[0]) {
-		for (const char *p = json_string_value(jperm); *p; p++) {
+	} else if (json_is_string(jperm)) {
+		const char *p = json_string_value(jperm);
+
+		for (; *p; p++) {
 			if (*p == 'r')
 				it->access |= DEVCG_ACC_READ;
 			else if (*p == 'w')
@@ -398,9 +654,12 @@ static int node_item(json_t *node, const char *spec, const char *cdi, const char
 			else if (*p == 'm')
 				it->access |= DEVCG_ACC_MKNOD;
 			else
-				return devcg_err(err, -EINVAL, "%s: %s: %s: bad \"permissions\" \"%s\"", hp_q(spec),
-						 hp_q(cdi), hp_q(it->path), hp_q(json_string_value(jperm)));
+				break;
 		}
+		if (*p || !it->access)
+			return devcg_err(err, -EINVAL, "%s: %s: %s: bad \"permissions\" \"%s\" (letters of rwm, or "
+					 "\"none\")", hp_q(spec), hp_q(cdi), hp_q(it->path),
+					 hp_q(json_string_value(jperm)));
 	} else {
 		it->access = DEVCG_ACC_ALL;
 	}
@@ -457,6 +716,10 @@ static int add_nodes(struct hp_list *out, json_t *nodes, const char *spec, const
 		ret = node_item(node, spec, cdi, kind, common, probe, &it, err);
 		if (ret)
 			return ret;
+		/* bounded before the quadratic look for the same path below */
+		if (out->n >= MAX_LISTED_NODES)
+			return devcg_err(err, -E2BIG, "%s: more than %d device nodes in one command", hp_q(spec),
+					 MAX_LISTED_NODES);
 		for (k = 0; k < out->n && !dup; k++)
 			dup = !strcmp(out->v[k].path, it.path) && out->v[k].probe == probe;
 		if (!dup && hp_list_add(out, &it))
@@ -500,22 +763,19 @@ static int find_device(struct specs *s, const char *kind, const char *name, cons
 
 	memset(f, 0, sizeof(*f));
 	for (i = 0; i < s->n; i++) {
+		/* load_specs() checked: an array of devices, each with a name */
 		json_t *devices = json_object_get(s->v[i].root, "devices");
 
 		if (strcmp(s->v[i].kind, kind))
 			continue;
 		any_kind = true;
-		if (!json_is_array(devices))
-			return devcg_err(err, -EINVAL, "%s: \"devices\" is not an array", hp_q(s->v[i].path));
 		json_array_foreach(devices, k, dev) {
-			json_t *jn = json_object_get(dev, "name");
+			const char *dn = json_string_value(json_object_get(dev, "name"));
 
-			if (!json_is_object(dev) || !json_is_string(jn))
-				return devcg_err(err, -EINVAL, "%s: a device without a \"name\"", hp_q(s->v[i].path));
-			if (strcmp(json_string_value(jn), name)) {
+			if (strcmp(dn, name)) {
 				if (off < sizeof(have) - 64)
 					off += (size_t)snprintf(have + off, sizeof(have) - off, "%s%s",
-								off ? ", " : "", hp_q(json_string_value(jn)));
+								off ? ", " : "", hp_q(dn));
 				continue;
 			}
 			if (f->spec && f->spec->priority == s->v[i].priority)
@@ -530,19 +790,30 @@ static int find_device(struct specs *s, const char *kind, const char *name, cons
 	if (f->spec)
 		return 0;
 	{
-		char where[512] = "";
+		char where[512] = "", bad[600] = "";
 		size_t w = 0;
 
 		for (i = 0; dirs[i] && w < sizeof(where) - 1; i++)
 			w += (size_t)snprintf(where + w, sizeof(where) - w, "%s%s", i ? ", " : "", hp_q(dirs[i]));
+		if (s->bad) {
+			bad[0] = ';';
+			bad[1] = ' ';
+			bad_text(s, bad + 2, sizeof(bad) - 2);
+		}
 		if (any_kind)
 			return devcg_err(err, -ENOENT, "CDI device %s not found: the specs of kind %s in %s "
-					 "have %s%s", hp_q(full), hp_q(kind), where, have[0] ? have : "no devices",
-					 s->bad ? " (and some spec files could not be read)" : "");
-		return devcg_err(err, -ENOENT, "CDI device %s not found: no spec of kind %s in %s%s%s", hp_q(full),
-				 hp_q(kind), where, s->bad ? "; a spec file could not be read: " : "",
-				 s->bad ? s->first_bad : "");
+					 "have %s%s", hp_q(full), hp_q(kind), where, have[0] ? have : "no devices", bad);
+		return devcg_err(err, -ENOENT, "CDI device %s not found: no spec of kind %s in %s%s", hp_q(full),
+				 hp_q(kind), where, bad);
 	}
+}
+
+/* Does the spec have nodes of its own (that every device of it brings)? */
+static bool has_common_nodes(json_t *root)
+{
+	json_t *edits = json_object_get(root, "containerEdits");
+
+	return json_array_size(json_object_get(json_is_object(edits) ? edits : NULL, "deviceNodes")) > 0;
 }
 
 int hp_cdi_resolve(const char *const *names, const char *const *dirs, bool probes,
@@ -573,9 +844,11 @@ int hp_cdi_resolve(const char *const *names, const char *const *dirs, bool probe
 			ret = edits_nodes(f.spec->root, f.spec->path, "the spec", &nodes, err);
 		if (!ret)
 			ret = add_nodes(out, nodes, f.spec->path, names[i], kind, true, false, err);
-		if (ret || !probes)
+		/* the other devices of the spec: does the container still have one?
+		 * (only asked when the spec has common nodes, which detach keeps
+		 * while another of its devices is in) */
+		if (ret || !probes || !has_common_nodes(f.spec->root))
 			continue;
-		/* the other devices of the spec: does the container still have one? */
 		json_array_foreach(json_object_get(f.spec->root, "devices"), k, dev) {
 			const char *other = json_string_value(json_object_get(dev, "name"));
 			char full[1024];
@@ -596,6 +869,14 @@ int hp_cdi_resolve(const char *const *names, const char *const *dirs, bool probe
 			if (ret)
 				break;
 		}
+	}
+	/* the files skipped on the way are said with the first node */
+	if (!ret && s.bad && out->n > n0) {
+		char text[700];
+
+		bad_text(&s, text, sizeof(text));
+		if (!(out->v[n0].note = strdup(text)))
+			ret = devcg_err(err, -ENOMEM, "out of memory");
 	}
 	if (ret) /* nothing appended on failure */
 		hp_list_truncate(out, n0);

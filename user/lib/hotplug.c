@@ -63,6 +63,7 @@ static void item_free(struct hp_item *it)
 	free(it->path);
 	free(it->cdi);
 	free(it->kind);
+	free(it->note);
 }
 
 void hp_list_truncate(struct hp_list *l, size_t n)
@@ -107,6 +108,7 @@ int hp_list_add(struct hp_list *l, const struct hp_item *it)
 	c->path = dup_or_null(it->path, &fail);
 	c->cdi = dup_or_null(it->cdi, &fail);
 	c->kind = dup_or_null(it->kind, &fail);
+	c->note = dup_or_null(it->note, &fail);
 	if (fail) {
 		item_free(c);
 		return -ENOMEM;
@@ -405,6 +407,10 @@ static int collect(const struct devcg_hotplug_device *devices, size_t count,
 			a->access |= b->access;
 			a->no_access &= b->no_access;
 			a->common &= b->common;
+			if (!a->note) {
+				a->note = b->note;
+				b->note = NULL;
+			}
 			item_free(b);
 			memmove(b, b + 1, (items->n - k - 1) * sizeof(*b));
 			items->n--;
@@ -415,6 +421,17 @@ static int collect(const struct devcg_hotplug_device *devices, size_t count,
 				HP_MAX_NODES);
 	if (!ret && !items->n)
 		ret = devcg_err(err, -EINVAL, "no device given");
+	/* What attach takes, detach must be able to take back: detach also
+	 * looks at the other devices of the CDI specs, and those count. */
+	if (!ret && attach && cdi && cdi[0]) {
+		struct hp_list back = { 0 };
+
+		ret = collect(devices, count, opts, false, &back, err);
+		hp_list_free(&back);
+		if (ret == -E2BIG)
+			devcg_err_wrap(err, ret, "refused: detach could not take these devices back, since it "
+				       "also looks at the other devices of their CDI specs");
+	}
 	return ret;
 }
 
@@ -974,6 +991,27 @@ static int make_result(struct call *c, bool attach, struct devcg_error *err)
 	return 0;
 }
 
+/* cdi.c's note of the spec files it skipped, added to its entry's note. */
+static int cdi_notes(struct call *c, struct devcg_error *err)
+{
+	for (size_t i = 0, e = 0; i < c->items.n; i++) {
+		const struct hp_item *it = &c->items.v[i];
+		struct devcg_hotplug_entry *en;
+		char *text;
+
+		if (it->probe)
+			continue;
+		en = (struct devcg_hotplug_entry *)&c->r->entries[e++];
+		if (!it->note)
+			continue;
+		if (asprintf(&text, "%s%s%s", en->note ? en->note : "", en->note ? "; " : "", it->note) < 0)
+			return devcg_err(err, -ENOMEM, "out of memory");
+		free((char *)en->note);
+		en->note = text;
+	}
+	return 0;
+}
+
 /* Decide, node by node, how attach puts it there, and which keys to allow. */
 static int attach_plan(struct call *c, uint8_t method, struct devcg_error *err)
 {
@@ -1076,7 +1114,8 @@ int devcg_attach(const char *cgroup, const struct devcg_hotplug_device *devices,
 
 		en->node = n->done == HP_DID_MADE ? DEVCG_NODE_MADE : n->done == HP_DID_BOUND ? DEVCG_NODE_BOUND
 			   : n->done == HP_DID_REPLACED ? DEVCG_NODE_REPLACED : DEVCG_NODE_PRESENT;
-		en->permission = k ? k->action : DEVCG_PERM_ALREADY;
+		/* no key: CDI "permissions": "none", which asks for nothing */
+		en->permission = k ? k->action : DEVCG_PERM_NONE;
 		if (n->done == HP_DID_REPLACED && n->state == HP_OTHER_DEV)
 			snprintf(text, sizeof(text), "replaced a node of %c %u:%u",
 				 n->seen_fmt == S_IFBLK ? 'b' : 'c', n->seen_major, n->seen_minor);
@@ -1084,7 +1123,8 @@ int devcg_attach(const char *cgroup, const struct devcg_hotplug_device *devices,
 			snprintf(text, sizeof(text), "replaced a node of mode %04o, owner %u:%u",
 				 n->seen_mode, n->seen_uid, n->seen_gid);
 		else if (!k)
-			snprintf(text, sizeof(text), "no cgroup rule (CDI permissions \"none\")");
+			snprintf(text, sizeof(text), "not allowed by this command: its CDI \"permissions\" are "
+				 "\"none\" (the policy decides, as before)");
 		else if (k->note[0])
 			snprintf(text, sizeof(text), "%s", k->note);
 		if (n->bind && (n->done == HP_DID_BOUND || n->done == HP_DID_REPLACED))
@@ -1094,6 +1134,8 @@ int devcg_attach(const char *cgroup, const struct devcg_hotplug_device *devices,
 		free((char *)en->note);
 		en->note = text[0] ? strdup(text) : NULL;
 	}
+	if (!ret)
+		ret = cdi_notes(&c, err);
 	if (!ret && result) {
 		*result = c.r;
 		c.r = NULL;
@@ -1247,6 +1289,8 @@ int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
 		en->holders = h.v;
 		en->nholders = h.n;
 	}
+	if (!ret)
+		ret = cdi_notes(&c, err);
 	if (!ret && result) {
 		*result = c.r;
 		c.r = NULL;

@@ -30,6 +30,7 @@ struct hp_item {
 	uint8_t access;   /* 0: the default */
 	uint8_t set;      /* DEVCG_HOTPLUG_SET_* */
 	uint32_t mode, uid, gid;
+	char *note;       /* CDI: spec files skipped on the way (which, why), or NULL */
 };
 
 struct hp_list {
