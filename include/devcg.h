@@ -391,6 +391,12 @@ DEVCG_API int devcg_replace_v1(const char *dir, const struct devcg_policy *polic
  * rules separated by ';'), applied after the runtime's policy. */
 #define DEVCG_OCI_ANNOTATION "io.devcg.rules"
 
+/* The most the hook reads: the container state (bytes on standard input)
+ * and the bundle's config.json (a regular file; anything else is refused
+ * before it is read). */
+#define DEVCG_OCI_MAX_STATE (16 << 20)
+#define DEVCG_OCI_MAX_CONFIG (64 << 20)
+
 /*
  * The cgroup v2 directory of process PID, as a path in this process's mount
  * namespace (through whichever cgroup2 mount shows it), in BUF. Refuses
@@ -422,6 +428,18 @@ struct devcg_oci_hook_opts {
 	bool no_systemd;
 	char systemd_unit[256];
 	uint32_t systemd_entries;
+	/*
+	 * Whoever sets a container's annotations (podman --annotation, a pod's
+	 * author under CRI-O) is not trusted to widen its policy: by default
+	 * the annotation may only narrow it, that is, the policy after it
+	 * allows no request (device and access) that the policy before it
+	 * (the runtime's, with RULES) does not allow, or that
+	 * ANNOTATION_ALLOW (allow rules, over deny-all) does not list. A
+	 * widening annotation is refused with -EPERM, naming a request it
+	 * would allow. ANNOTATION_MAY_WIDEN lets it widen without limit.
+	 */
+	const struct devcg_rules *annotation_allow;
+	bool annotation_may_widen;
 };
 
 /*

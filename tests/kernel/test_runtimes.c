@@ -2065,7 +2065,8 @@ TEST(oci_hook_installs_the_runtime_policy_and_extras_on_the_cgroup_of_the_state_
 	hook_state(state, sizeof(state), child, bundle,
 		   "{\"io.devcg.rules\": \"allow c 10:229 rwm; allow c 42:* r\", \"other\": \"x\"}");
 	wait_joined(cg, child);
-	CHECK_INT(HOOK(state, out, err, "--runtime", "runc", "allow b 42:0 r"), 0);
+	CHECK_INT(HOOK(state, out, err, "--runtime", "runc", "allow b 42:0 r", "--annotation-allow", "c 10:229 rwm",
+		       "--annotation-allow", "c 42:* r"), 0);
 	CHECK_MSG(!err[0], "stderr: %s", err);
 	CHECK_INT(attached(cg, ids, NULL), 1);
 	show_policy(cg, live, sizeof(live));
@@ -2075,7 +2076,7 @@ TEST(oci_hook_installs_the_runtime_policy_and_extras_on_the_cgroup_of_the_state_
 	COMPILED(without, "--runtime", "runc", "-f", config);
 	CHECK(strcmp(live, without));
 	/* again, now over devcg's own program: replaced, still one */
-	CHECK_INT(HOOK(state, out, err, "-j", "--runtime", "runc"), 0);
+	CHECK_INT(HOOK(state, out, err, "-j", "--runtime", "runc", "--annotation-may-widen"), 0);
 	CHECK_MSG(strstr(out, "\"replaced_id\":") && !strstr(out, "\"replaced_id\":0"), "%s", out);
 	CHECK_INT(attached(cg, ids, NULL), 1);
 	rm_rf(bundle);
@@ -2146,6 +2147,11 @@ TEST(oci_hook_failures_are_one_line_on_stderr_and_attach_nothing)
 	/* a bad rule in the annotation */
 	hook_state(state, sizeof(state), child, bundle, "{\"io.devcg.rules\": \"allow q 1:2 r\"}");
 	hook_fails(cg, state, "annotation io.devcg.rules", runc);
+	/* an annotation that widens, without an allow-list that lists it */
+	hook_state(state, sizeof(state), child, bundle, "{\"io.devcg.rules\": \"allow c 10:229 rwm\"}");
+	hook_fails(cg, state, "annotation io.devcg.rules widens the policy: it allows 'allow c 10:229 r'", runc);
+	hook_fails(cg, state, "widens the policy",
+		   (const char *const[]){ "--runtime", "runc", "--annotation-allow", "c 10:200 rwm", NULL });
 	/* auto, and the parent is not a runtime */
 	hook_state(state, sizeof(state), child, bundle, NULL);
 	hook_fails(cg, state, "cannot tell the runtime that runs this hook",
@@ -2266,7 +2272,7 @@ static void hook_starts_container(const char *rt, const char *stage)
 	int rc;
 
 	need(rt, V2);
-	hooks_json(hooks, sizeof(hooks), stage, "auto", ", \"allow b 42:0 r\"");
+	hooks_json(hooks, sizeof(hooks), stage, "auto", ", \"allow b 42:0 r\", \"--annotation-allow\", \"c 42:* r\"");
 	ctr_start_with(&c, rt, V2, &b);
 	/* the container's process is the reader; its lines are in run's log */
 	r.pid = ctr_pid(&c);
