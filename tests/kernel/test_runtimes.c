@@ -1685,15 +1685,16 @@ static int compile_profile(struct ctr *c, const char *name, char *out, size_t si
 	return rc;
 }
 
-/* Install DIR/NAME with devcg replace. */
-static void replace_with(struct ctr *c, const char *name)
+/* Install DIR/NAME with devcg replace (--force when it takes a device of
+ * the container's /dev away: TAKES_AWAY). */
+static void replace_with(struct ctr *c, const char *name, bool takes_away)
 {
 	char path[PATH_MAX];
 	json_t *o = NULL;
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/%s", c->dir, name);
-	rc = DEVCG(&o, "replace", c->cg, "-f", path);
+	rc = takes_away ? DEVCG(&o, "replace", "--force", c->cg, "-f", path) : DEVCG(&o, "replace", c->cg, "-f", path);
 	CHECK_MSG(rc == 0 && o, "devcg replace -f %s: exit %d", path, rc);
 	json_decref(o);
 	CHECK_INT(attached(c->cg, (uint32_t[64]){ 0 }, NULL), 1);
@@ -1714,7 +1715,7 @@ static void differential(struct ctr *c, const char *rt, const struct bundle *b, 
 	probe_matrix(c, theirs, size);
 	CHECK_MSG(compile_profile(c, "profile.txt", profile, sizeof(profile)) == 0,
 		  "devcg compile --runtime %s: %s", rt, profile);
-	replace_with(c, "profile.txt");
+	replace_with(c, "profile.txt", false);
 	probe_matrix(c, ours, sizeof(ours));
 	matrix_diff(theirs, ours, diff, sizeof(diff));
 	CHECK_MSG(!strcmp(theirs, ours), "%s and devcg's %s profile disagree [%s | devcg]: %s", rt, rt, rt,
@@ -1735,7 +1736,9 @@ static void control_without_random(struct ctr *c, const char *theirs)
 	snprintf(cut, sizeof(cut), "%.*s%s", (int)(line - profile), profile, line + strlen("allow c 1:8 rwm\n"));
 	snprintf(path, sizeof(path), "%s/control.txt", c->dir);
 	CHECK(!write_text(path, cut));
-	replace_with(c, "control.txt");
+	/* /dev/random has a node in the container: refused without --force */
+	CHECK_INT(DEVCG(NULL, "replace", c->cg, "-f", path), 1);
+	replace_with(c, "control.txt", true);
 	probe_matrix(c, ours, sizeof(ours));
 	CHECK_STR(matrix_line(theirs, "c 1:8 ", a, sizeof(a)), "c 1:8 ....");
 	/* mknod stays allowed by the default 'c *:* m' */

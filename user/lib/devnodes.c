@@ -204,7 +204,14 @@ int devcg_replace_refuses_node(const char *cgroup, const struct devcg_policy *po
 	size_t n = 0;
 	int ret;
 
+	struct devcg_cgroup cg;
+
 	*prog_id = 0;
+	/* what devcg_replace() would refuse (a root cgroup), refused the same */
+	ret = devcg_cgroup_resolve(cgroup, DEVCG_RESOLVE_WRITE, &cg, err);
+	if (ret)
+		return ret;
+	devcg_cgroup_close(&cg);
 	ret = devcg_state_read_programs(cgroup, &state, err);
 	if (ret)
 		return ret;
