@@ -370,6 +370,38 @@ DEVCG_API int devcg_state_check(const struct devcg_state *state, uint8_t type, u
 				uint32_t minor, uint8_t access, const struct devcg_program **by,
 				struct devcg_exception *decider, bool *decided);
 
+/* A device node. */
+struct devcg_node {
+	char path[256];  /* where it is, e.g. "/dev/null" */
+	uint8_t type;    /* DEVCG_CHAR or DEVCG_BLOCK */
+	uint32_t major;
+	uint32_t minor;
+};
+
+/*
+ * The char and block device nodes in the /dev of CGROUP's processes: that
+ * of the first process in its cgroup.procs, walked through /proc/PID/root
+ * without following symbolic links, and only on /dev's own file system
+ * (mounts below it, as /dev/pts, are not entered). *NODES is a new array
+ * the caller frees, *COUNT long; none when the cgroup has no process of
+ * its own or that process has no /dev.
+ */
+DEVCG_API int devcg_dev_nodes(const char *cgroup, struct devcg_node **nodes, size_t *count,
+			      struct devcg_error *err);
+
+/*
+ * Would installing POLICY on CGROUP refuse a device that the cgroup's
+ * current devcg program allows and that has a node in the /dev of its
+ * processes (devcg_dev_nodes())? Returns 1 with that node in *NODE and an
+ * access lost in *ACCESS, 0 when not, or a negative errno. Only devcg's
+ * own program can be read back: with none (or only foreign ones) it is 0.
+ * *PROG_ID is the program read (0: none), for a compare-and-swap
+ * (devcg_replace_opts.expect_prog_id) that installs only over it.
+ */
+DEVCG_API int devcg_replace_refuses_node(const char *cgroup, const struct devcg_policy *policy,
+					 struct devcg_node *node, uint8_t *access, uint32_t *prog_id,
+					 struct devcg_error *err);
+
 /*
  * cgroup v1: move DIR (under the v1 devices hierarchy) to POLICY by writes
  * to devices.allow/deny that never revoke a device both policies allow:
@@ -390,6 +422,12 @@ DEVCG_API int devcg_replace_v1(const char *dir, const struct devcg_policy *polic
 /* The annotation whose value holds a container's extra rules (lines, or
  * rules separated by ';'), applied after the runtime's policy. */
 #define DEVCG_OCI_ANNOTATION "io.devcg.rules"
+
+/* The most the hook reads: the container state (bytes on standard input)
+ * and the bundle's config.json (a regular file; anything else is refused
+ * before it is read). */
+#define DEVCG_OCI_MAX_STATE (16 << 20)
+#define DEVCG_OCI_MAX_CONFIG (64 << 20)
 
 /*
  * The cgroup v2 directory of process PID, as a path in this process's mount
@@ -422,6 +460,18 @@ struct devcg_oci_hook_opts {
 	bool no_systemd;
 	char systemd_unit[256];
 	uint32_t systemd_entries;
+	/*
+	 * Whoever sets a container's annotations (podman --annotation, a pod's
+	 * author under CRI-O) is not trusted to widen its policy: by default
+	 * the annotation may only narrow it, that is, the policy after it
+	 * allows no request (device and access) that the policy before it
+	 * (the runtime's, with RULES) does not allow, or that
+	 * ANNOTATION_ALLOW (allow rules, over deny-all) does not list. A
+	 * widening annotation is refused with -EPERM, naming a request it
+	 * would allow. ANNOTATION_MAY_WIDEN lets it widen without limit.
+	 */
+	const struct devcg_rules *annotation_allow;
+	bool annotation_may_widen;
 };
 
 /*

@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -354,4 +356,167 @@ TEST(trace_to_a_full_disk_stops_and_fails)
 	run(TRACEFS, "/dev/full", &r, "-j", "trace", "--duration", "1", NULL);
 	CHECK_INT(r.status, 1);
 	CHECK_STR(r.err, "devcg trace: cannot write to standard output: No space left on device\n");
+}
+
+static int sleep_forever(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return 0;
+}
+
+/* A process of CG, which has joined it (scratch_spawn() joins in the child). */
+static pid_t member_of(const char *cg)
+{
+	pid_t pid = scratch_spawn(cg, sleep_forever, NULL);
+	char buf[256];
+
+	CHECK(pid > 0);
+	for (int i = 0; i < 5000; i++) {
+		if (scratch_cgroup_read(cg, "cgroup.procs", buf, sizeof(buf)) > 0 && atoi(buf) == pid)
+			return pid;
+		usleep(1000);
+	}
+	test_fail(__FILE__, __LINE__, "process %d did not join %s", (int)pid, cg);
+	return -1;
+}
+
+/*
+ * A runtime's container lives on its runtime's default devices, which its
+ * config.json does not list (`runc spec` says only "deny all"): `replace
+ * --runtime runc` keeps them. Without it the policy refuses /dev/null,
+ * which the container has a node for and devcg's program allows now: that
+ * replace is refused, and changes nothing; with --force it is installed
+ * (the control that the refusal guarded something: EPERM).
+ */
+TEST(replace_runtime_runc_keeps_dev_null_and_taking_it_away_needs_force)
+{
+	char cg[4096], cfg[128];
+	struct result r;
+	pid_t member;
+	int fd;
+
+	need_v2();
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	/* a process of the cgroup, whose /dev (the host's) has /dev/null */
+	member = member_of(cg);
+	snprintf(cfg, sizeof(cfg), "/tmp/devcg-test-%s-cfg-XXXXXX", scratch_tag());
+	fd = mkstemp(cfg);
+	CHECK(fd >= 0);
+	dprintf(fd, "{\"ociVersion\": \"1.0.2\", \"linux\": {\"resources\": {\"devices\": "
+		    "[{\"allow\": false, \"access\": \"rwm\"}]}}}\n");
+	close(fd);
+
+	run(0, NULL, &r, "replace", "--runtime", "runc", cg, "-f", cfg, NULL);
+	CHECK_MSG(r.status == 0, "%s", r.err);
+	CHECK_INT(scratch_run(cg, opens, "/dev/null"), 1);
+
+	/* without --runtime: "deny a" alone */
+	run(0, NULL, &r, "replace", cg, "-f", cfg, NULL);
+	CHECK_MSG(r.status == 1, "exit %d: %s", r.status, r.err);
+	CHECK_MSG(strstr(r.err, "devcg replace: ") == r.err && strchr(r.err, '\n') == r.err + strlen(r.err) - 1 &&
+		  strstr(r.err, "the new policy refuses 'c ") && strstr(r.err, "(/dev/") &&
+		  strstr(r.err, "pass --force"), "%s", r.err);
+	CHECK_INT(scratch_run(cg, opens, "/dev/null"), 1);
+	/* -j: one JSON error */
+	run(0, NULL, &r, "-j", "replace", cg, "-f", cfg, NULL);
+	CHECK_INT(r.status, 1);
+	CHECK_MSG(strstr(r.out, "\"error\"") && strstr(r.out, "pass --force"), "%s", r.out);
+
+	/* with --force it is taken away */
+	run(0, NULL, &r, "replace", "--force", cg, "-f", cfg, NULL);
+	CHECK_MSG(r.status == 0, "%s", r.err);
+	CHECK_INT(scratch_run(cg, opens, "/dev/null"), 0);
+
+	kill(member, SIGKILL);
+	scratch_wait(member);
+	unlink(cfg);
+}
+
+/* The library's walk: the nodes of the /dev of a process of the cgroup, by
+ * their numbers; none for a cgroup without a process. */
+TEST(dev_nodes_lists_the_device_nodes_of_a_process_of_the_cgroup)
+{
+	struct devcg_error err = { 0 };
+	struct devcg_node *nodes;
+	char cg[4096];
+	size_t n;
+	bool null = false;
+	pid_t member;
+
+	need_v2();
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	CHECK_MSG(devcg_dev_nodes(cg, &nodes, &n, &err) == 0, "%s", err.msg);
+	CHECK_INT((int)n, 0);
+	free(nodes);
+	member = member_of(cg);
+	CHECK_MSG(devcg_dev_nodes(cg, &nodes, &n, &err) == 0, "%s", err.msg);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(nodes[i].path, "/dev/null"))
+			null = nodes[i].type == DEVCG_CHAR && nodes[i].major == 1 && nodes[i].minor == 3;
+	free(nodes);
+	CHECK_MSG(null, "/dev/null (c 1:3) is not among the %zu nodes", n);
+	kill(member, SIGKILL);
+	scratch_wait(member);
+}
+
+/* In its own mount namespace, on its own tmpfs /dev: /dev/null, a node in
+ * a subdirectory, and symbolic links to a directory and a node elsewhere
+ * (ARG: that directory); then /dev/ready, and sleep. */
+static int hostile_dev(void *arg)
+{
+	const char *elsewhere = arg;
+	char target[256];
+
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("tmpfs", "/dev", "tmpfs", 0, "mode=0755") || mkdir("/dev/shm", 01777) ||
+	    mount("tmpfs", "/dev/shm", "tmpfs", 0, NULL) ||
+	    mknod("/dev/null", S_IFCHR | 0666, makedev(1, 3)) || mkdir("/dev/sub", 0755) ||
+	    mknod("/dev/sub/zero", S_IFCHR | 0666, makedev(1, 5)) || symlink(elsewhere, "/dev/escape"))
+		return 1;
+	snprintf(target, sizeof(target), "%s/full", elsewhere);
+	if (symlink(target, "/dev/full") || mknod("/dev/ready", S_IFREG | 0600, 0))
+		return 1;
+	for (;;)
+		pause();
+	return 0;
+}
+
+TEST(dev_nodes_follows_no_symbolic_link_of_the_container)
+{
+	char cg[4096], elsewhere[128], path[256];
+	struct devcg_error err = { 0 };
+	struct devcg_node *nodes;
+	struct stat st;
+	bool null = false, zero = false;
+	size_t n;
+	pid_t member;
+
+	need_v2();
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	snprintf(elsewhere, sizeof(elsewhere), "/tmp/devcg-test-%s-devs-XXXXXX", scratch_tag());
+	CHECK(mkdtemp(elsewhere) != NULL);
+	snprintf(path, sizeof(path), "%s/full", elsewhere);
+	/* control: what the links lead to is a device node (c 1:7) */
+	CHECK(!mknod(path, S_IFCHR | 0600, makedev(1, 7)));
+	member = scratch_spawn(cg, hostile_dev, elsewhere);
+	CHECK(member > 0);
+	snprintf(path, sizeof(path), "/proc/%d/root/dev/ready", (int)member);
+	for (int i = 0; i < 5000 && stat(path, &st); i++)
+		usleep(1000);
+	CHECK_MSG(!stat(path, &st), "the child did not set up its /dev");
+	CHECK_MSG(devcg_dev_nodes(cg, &nodes, &n, &err) == 0, "%s", err.msg);
+	for (size_t i = 0; i < n; i++) {
+		CHECK_MSG(nodes[i].minor != 7, "%s (c 1:7) was reached through a symbolic link", nodes[i].path);
+		null |= !strcmp(nodes[i].path, "/dev/null") && nodes[i].minor == 3;
+		zero |= !strcmp(nodes[i].path, "/dev/sub/zero") && nodes[i].minor == 5;
+	}
+	free(nodes);
+	CHECK_MSG(null && zero && n == 2, "%zu nodes: /dev/null %d, /dev/sub/zero %d", n, null, zero);
+	kill(member, SIGKILL);
+	scratch_wait(member);
+	snprintf(path, sizeof(path), "%s/full", elsewhere);
+	unlink(path);
+	rmdir(elsewhere);
 }

@@ -1685,15 +1685,16 @@ static int compile_profile(struct ctr *c, const char *name, char *out, size_t si
 	return rc;
 }
 
-/* Install DIR/NAME with devcg replace. */
-static void replace_with(struct ctr *c, const char *name)
+/* Install DIR/NAME with devcg replace (--force when it takes a device of
+ * the container's /dev away: TAKES_AWAY). */
+static void replace_with(struct ctr *c, const char *name, bool takes_away)
 {
 	char path[PATH_MAX];
 	json_t *o = NULL;
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/%s", c->dir, name);
-	rc = DEVCG(&o, "replace", c->cg, "-f", path);
+	rc = takes_away ? DEVCG(&o, "replace", "--force", c->cg, "-f", path) : DEVCG(&o, "replace", c->cg, "-f", path);
 	CHECK_MSG(rc == 0 && o, "devcg replace -f %s: exit %d", path, rc);
 	json_decref(o);
 	CHECK_INT(attached(c->cg, (uint32_t[64]){ 0 }, NULL), 1);
@@ -1714,7 +1715,7 @@ static void differential(struct ctr *c, const char *rt, const struct bundle *b, 
 	probe_matrix(c, theirs, size);
 	CHECK_MSG(compile_profile(c, "profile.txt", profile, sizeof(profile)) == 0,
 		  "devcg compile --runtime %s: %s", rt, profile);
-	replace_with(c, "profile.txt");
+	replace_with(c, "profile.txt", false);
 	probe_matrix(c, ours, sizeof(ours));
 	matrix_diff(theirs, ours, diff, sizeof(diff));
 	CHECK_MSG(!strcmp(theirs, ours), "%s and devcg's %s profile disagree [%s | devcg]: %s", rt, rt, rt,
@@ -1735,7 +1736,9 @@ static void control_without_random(struct ctr *c, const char *theirs)
 	snprintf(cut, sizeof(cut), "%.*s%s", (int)(line - profile), profile, line + strlen("allow c 1:8 rwm\n"));
 	snprintf(path, sizeof(path), "%s/control.txt", c->dir);
 	CHECK(!write_text(path, cut));
-	replace_with(c, "control.txt");
+	/* /dev/random has a node in the container: refused without --force */
+	CHECK_INT(DEVCG(NULL, "replace", c->cg, "-f", path), 1);
+	replace_with(c, "control.txt", true);
 	probe_matrix(c, ours, sizeof(ours));
 	CHECK_STR(matrix_line(theirs, "c 1:8 ", a, sizeof(a)), "c 1:8 ....");
 	/* mknod stays allowed by the default 'c *:* m' */
@@ -2065,7 +2068,8 @@ TEST(oci_hook_installs_the_runtime_policy_and_extras_on_the_cgroup_of_the_state_
 	hook_state(state, sizeof(state), child, bundle,
 		   "{\"io.devcg.rules\": \"allow c 10:229 rwm; allow c 42:* r\", \"other\": \"x\"}");
 	wait_joined(cg, child);
-	CHECK_INT(HOOK(state, out, err, "--runtime", "runc", "allow b 42:0 r"), 0);
+	CHECK_INT(HOOK(state, out, err, "--runtime", "runc", "allow b 42:0 r", "--annotation-allow", "c 10:229 rwm",
+		       "--annotation-allow", "c 42:* r"), 0);
 	CHECK_MSG(!err[0], "stderr: %s", err);
 	CHECK_INT(attached(cg, ids, NULL), 1);
 	show_policy(cg, live, sizeof(live));
@@ -2075,7 +2079,7 @@ TEST(oci_hook_installs_the_runtime_policy_and_extras_on_the_cgroup_of_the_state_
 	COMPILED(without, "--runtime", "runc", "-f", config);
 	CHECK(strcmp(live, without));
 	/* again, now over devcg's own program: replaced, still one */
-	CHECK_INT(HOOK(state, out, err, "-j", "--runtime", "runc"), 0);
+	CHECK_INT(HOOK(state, out, err, "-j", "--runtime", "runc", "--annotation-may-widen"), 0);
 	CHECK_MSG(strstr(out, "\"replaced_id\":") && !strstr(out, "\"replaced_id\":0"), "%s", out);
 	CHECK_INT(attached(cg, ids, NULL), 1);
 	rm_rf(bundle);
@@ -2146,6 +2150,11 @@ TEST(oci_hook_failures_are_one_line_on_stderr_and_attach_nothing)
 	/* a bad rule in the annotation */
 	hook_state(state, sizeof(state), child, bundle, "{\"io.devcg.rules\": \"allow q 1:2 r\"}");
 	hook_fails(cg, state, "annotation io.devcg.rules", runc);
+	/* an annotation that widens, without an allow-list that lists it */
+	hook_state(state, sizeof(state), child, bundle, "{\"io.devcg.rules\": \"allow c 10:229 rwm\"}");
+	hook_fails(cg, state, "annotation io.devcg.rules widens the policy: it allows 'allow c 10:229 r'", runc);
+	hook_fails(cg, state, "widens the policy",
+		   (const char *const[]){ "--runtime", "runc", "--annotation-allow", "c 10:200 rwm", NULL });
 	/* auto, and the parent is not a runtime */
 	hook_state(state, sizeof(state), child, bundle, NULL);
 	hook_fails(cg, state, "cannot tell the runtime that runs this hook",
@@ -2266,7 +2275,7 @@ static void hook_starts_container(const char *rt, const char *stage)
 	int rc;
 
 	need(rt, V2);
-	hooks_json(hooks, sizeof(hooks), stage, "auto", ", \"allow b 42:0 r\"");
+	hooks_json(hooks, sizeof(hooks), stage, "auto", ", \"allow b 42:0 r\", \"--annotation-allow\", \"c 42:* r\"");
 	ctr_start_with(&c, rt, V2, &b);
 	/* the container's process is the reader; its lines are in run's log */
 	r.pid = ctr_pid(&c);

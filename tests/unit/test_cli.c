@@ -251,3 +251,35 @@ TEST(allow_and_deny_refuse_a_rule_whose_own_verb_is_the_other)
 	CHECK_INT(run_to("deny /no/such/cgroup 'c 1:9 rwm'", "/dev/null", err, sizeof(err)), 1);
 	CHECK_STR(err, "devcg deny: /no/such/cgroup: No such file or directory\n");
 }
+
+/* `SOURCE | devcg oci-hook --runtime runc`: its standard error in ERR, its
+ * exit code back. */
+static int hook_stdin(const char *source, char *err, size_t len)
+{
+	char cmd[1024];
+	size_t n = 0, got;
+	FILE *p;
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "%s | %s oci-hook --runtime runc 2>&1 >/dev/null", source, devcg());
+	p = popen(cmd, "r");
+	CHECK(p != NULL);
+	while (n + 1 < len && (got = fread(err + n, 1, len - n - 1, p)) > 0)
+		n += got;
+	err[n] = '\0';
+	st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+TEST(oci_hook_says_a_state_on_stdin_over_the_limit_is_too_large)
+{
+	char err[4096];
+
+	if (access(devcg(), X_OK))
+		SKIP("%s is not built", devcg());
+	CHECK_INT(hook_stdin("head -c 41943040 /dev/zero", err, sizeof(err)), 1);
+	CHECK_STR(err, "devcg oci-hook: the container state on standard input is too large (limit 16777216 bytes)\n");
+	/* control: at the limit it is read, and is no JSON */
+	CHECK_INT(hook_stdin("head -c 16777216 /dev/zero | tr '\\0' ' '", err, sizeof(err)), 1);
+	CHECK_MSG(strstr(err, "container state: invalid JSON") && !strstr(err, "too large"), "%s", err);
+}

@@ -587,3 +587,60 @@ UTEST(policy_set_from_exceptions_reproduces_the_policy_randomized)
 		devcg_policy_free(p);
 	}
 }
+
+/* ---- widening: devcg_policy_beyond() against every request ---------------- */
+
+static bool allows(const struct devcg_policy *p, uint8_t type, uint32_t major, uint32_t minor, uint8_t acc)
+{
+	return devcg_policy_check(p, type, major, minor, acc, NULL, NULL) == 1;
+}
+
+/* Every request of numbers up to RANGE + 1 (a number no rule names decides
+ * as any other such) is tried: the library must find a request that P
+ * allows and no base does exactly when there is one, and name a true one. */
+TEST(policy_beyond_finds_a_widening_exactly_when_a_request_shows_one)
+{
+	const uint32_t range = 4;
+	uint64_t seed = 0x5eed0b1d;
+	int found = 0, none = 0;
+
+	for (int round = 0; round < 3000; round++) {
+		struct model m;
+		struct devcg_policy *b1 = random_policy(&seed, &m, range, 6);
+		struct devcg_policy *b2 = random_policy(&seed, &m, range, 3);
+		struct devcg_policy *p = devcg_policy_dup(b1);
+		const struct devcg_policy *base[2] = { b1, b2 };
+		size_t nbase = 1 + rng_below(&seed, 2);
+		struct devcg_exception w;
+		bool brute = false;
+		int ret;
+
+		CHECK(p);
+		for (int i = 1 + (int)rng_below(&seed, 5); i > 0; i--) {
+			struct devcg_rule r = random_rule(&seed, range);
+
+			CHECK_INT(devcg_policy_apply(p, &r, NULL), 0);
+		}
+		for (uint8_t t = 1; t <= 2 && !brute; t++)
+			for (uint32_t ma = 0; ma <= range + 1 && !brute; ma++)
+				for (uint32_t mi = 0; mi <= range + 1 && !brute; mi++)
+					for (uint8_t a = 1; a <= 7 && !brute; a++)
+						brute = allows(p, t, ma, mi, a) && !allows(b1, t, ma, mi, a) &&
+							(nbase < 2 || !allows(b2, t, ma, mi, a));
+		ret = devcg_policy_beyond(p, base, nbase, &w);
+		CHECK_MSG(ret == (int)brute, "round %d: beyond says %d, the requests say %d", round, ret, brute);
+		if (ret) {
+			CHECK(allows(p, w.type, w.major, w.minor, w.access));
+			CHECK(!allows(b1, w.type, w.major, w.minor, w.access));
+			CHECK(nbase < 2 || !allows(b2, w.type, w.major, w.minor, w.access));
+			found++;
+		} else {
+			none++;
+		}
+		devcg_policy_free(p);
+		devcg_policy_free(b1);
+		devcg_policy_free(b2);
+	}
+	/* both answers were tried many times */
+	CHECK_MSG(found > 100 && none > 100, "found %d, none %d", found, none);
+}

@@ -6,6 +6,8 @@
  * tests/kernel/test_runtimes.c. */
 #include "testutil.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 static void hook_err_at(const char *file, int line, const char *state, struct devcg_oci_hook_opts *o,
@@ -111,4 +113,170 @@ UTEST(oci_hook_applies_the_runtime_profile_to_the_bundle)
 	write_scratch("config.json", "{\"ociVersion\": \"1.0.2\", \"linux\": {\"resources\": {\"devices\": "
 				     "[{\"allow\": false}]}}}");
 	HOOK_ERR(state_of(getpid(), scratch(), NULL), &o, -EINVAL, "\"access\" is required by the runc profile");
+}
+
+/* ---- the annotation may only narrow, unless the hook's configuration says ---- */
+
+/* The hook got past the rules: its lookup refuses the test's own cgroup
+ * (or the root, where the test runs there). */
+static void hook_past_rules_at(const char *file, int line, const char *state, struct devcg_oci_hook_opts *o)
+{
+	struct devcg_error err = { 0 };
+	int ret = devcg_oci_hook(state, strlen(state), o, &err);
+
+	if (ret != -EPERM || !strstr(err.msg, "cgroup") || strstr(err.msg, "widens"))
+		test_fail(file, line, "returned %d (%s), expected the lookup's refusal of this cgroup", ret,
+			  err.msg);
+}
+#define HOOK_PAST_RULES(state, o) hook_past_rules_at(__FILE__, __LINE__, state, o)
+
+static const char *annotated(const char *rules)
+{
+	static char buf[512];
+
+	snprintf(buf, sizeof(buf), "{\"io.devcg.rules\": \"%s\"}", rules);
+	return state_of(getpid(), bundle(), buf);
+}
+
+UTEST(oci_hook_takes_an_annotation_that_only_narrows_the_policy)
+{
+	DEVCG_OPTS(devcg_oci_hook_opts, o, .runtime = DEVCG_RUNTIME_RUNC);
+
+	HOOK_PAST_RULES(annotated("deny c 1:3 rwm"), &o);
+	HOOK_PAST_RULES(annotated("deny a"), &o);
+	/* an allow that runc's defaults allow already, after a deny */
+	HOOK_PAST_RULES(annotated("deny a; allow c 1:3 rw; allow c 136:4 rwm"), &o);
+	HOOK_PAST_RULES(annotated("allow c 1:9 rwm"), &o);
+}
+
+UTEST(oci_hook_refuses_an_annotation_that_widens_the_policy_by_default)
+{
+	DEVCG_OPTS(devcg_oci_hook_opts, o, .runtime = DEVCG_RUNTIME_RUNC);
+
+	HOOK_ERR(annotated("allow c 10:229 rwm"), &o, -EPERM,
+		 "annotation io.devcg.rules widens the policy: it allows 'allow c 10:229 r'");
+	HOOK_ERR(annotated("allow a"), &o, -EPERM, "widens the policy");
+	HOOK_ERR(annotated("deny c 1:3 rwm; allow b 8:* r"), &o, -EPERM, "it allows 'allow b 8:0 r'");
+	/* a default's access widened */
+	HOOK_ERR(annotated("allow c *:* r"), &o, -EPERM, "widens the policy");
+}
+
+UTEST(oci_hook_control_a_widening_annotation_is_taken_with_annotation_may_widen)
+{
+	DEVCG_OPTS(devcg_oci_hook_opts, o, .runtime = DEVCG_RUNTIME_RUNC, .annotation_may_widen = true);
+
+	HOOK_PAST_RULES(annotated("allow c 10:229 rwm"), &o);
+	HOOK_PAST_RULES(annotated("allow a"), &o);
+}
+
+/* Allow rules that the hook's own rules grant merge with an annotation's
+ * into an access no one rule of the policy before allowed: c 42:3 r and
+ * c 42:* w allow r and w, never rw in one open (cgroup v1 semantics). */
+UTEST(oci_hook_refuses_an_annotation_whose_allow_merges_into_a_wider_access)
+{
+	DEVCG_OPTS(devcg_oci_hook_opts, o, .runtime = DEVCG_RUNTIME_RUNC);
+	struct devcg_rules *extra = devcg_rules_new();
+
+	CHECK(extra);
+	CHECK(!devcg_rules_parse_rule(extra, "allow c 42:3 r", NULL, NULL, NULL));
+	CHECK(!devcg_rules_parse_rule(extra, "allow c 42:* w", NULL, NULL, NULL));
+	o.rules = extra;
+	HOOK_PAST_RULES(annotated("allow c 42:7 w"), &o); /* allowed before */
+	HOOK_ERR(annotated("allow c 42:3 w"), &o, -EPERM, "it allows 'allow c 42:3 rw'");
+	devcg_rules_free(extra);
+}
+
+UTEST(oci_hook_takes_a_widening_annotation_that_the_allow_list_lists_and_no_other)
+{
+	DEVCG_OPTS(devcg_oci_hook_opts, o, .runtime = DEVCG_RUNTIME_RUNC);
+	DEVCG_OPTS(devcg_parse_opts, allow, .verb = DEVCG_VERB_ALLOW);
+	struct devcg_rules *listed = devcg_rules_new();
+
+	CHECK(listed);
+	CHECK(!devcg_rules_parse_rule(listed, "c 10:229 rwm", NULL, &allow, NULL));
+	CHECK(!devcg_rules_parse_rule(listed, "c 195:* rw", NULL, &allow, NULL));
+	o.annotation_allow = listed;
+	HOOK_PAST_RULES(annotated("allow c 10:229 rwm"), &o);
+	HOOK_PAST_RULES(annotated("allow c 195:0 rw; allow c 195:255 r"), &o);
+	HOOK_ERR(annotated("allow c 10:228 r"), &o, -EPERM, "it allows 'allow c 10:228 r'");
+	/* (m alone runc allows everywhere: c *:* m) */
+	HOOK_ERR(annotated("allow c 195:0 rwm"), &o, -EPERM, "it allows 'allow c 195:0 rm'");
+	HOOK_ERR(annotated("allow c 195:* rw; allow c 10:229 rwm; allow b 8:0 r"), &o, -EPERM,
+		 "allow-list does not list");
+	devcg_rules_free(listed);
+}
+
+/* ---- the bundle's config.json is the container's: checked before it is read ---- */
+
+/* In a child (with an alarm, so that a hang fails instead of hanging the
+ * suite): the hook's error on the bundle of the scratch directory must
+ * say WANT; 0 when it does. */
+static void hook_bundle_refused_at(const char *file, int line, const char *want)
+{
+	DEVCG_OPTS(devcg_oci_hook_opts, o, .runtime = DEVCG_RUNTIME_RUNC);
+	const char *state = state_of(getpid(), scratch(), NULL);
+	int status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		test_fail(file, line, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		struct devcg_error err = { 0 };
+		int ret;
+
+		alarm(20);
+		ret = devcg_oci_hook(state, strlen(state), &o, &err);
+		if (ret >= 0 || !strstr(err.msg, want) || strchr(err.msg, '\n')) {
+			fprintf(stderr, "returned %d: %s\n", ret, err.msg);
+			_exit(1);
+		}
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		test_fail(file, line, "waitpid: %s", strerror(errno));
+	if (WIFSIGNALED(status))
+		test_fail(file, line, "the hook hung or crashed (signal %d) instead of saying \"%s\"",
+			  WTERMSIG(status), want);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		test_fail(file, line, "the hook's error does not say \"%s\"", want);
+}
+#define HOOK_BUNDLE_REFUSED(want) hook_bundle_refused_at(__FILE__, __LINE__, want)
+
+UTEST(oci_hook_refuses_a_fifo_config_json_without_opening_it_for_reading)
+{
+	char path[300];
+
+	snprintf(path, sizeof(path), "%s/config.json", scratch());
+	CHECK(!mkfifo(path, 0600));
+	HOOK_BUNDLE_REFUSED("config.json: is a FIFO, not a regular file");
+}
+
+UTEST(oci_hook_refuses_a_config_json_that_is_a_symbolic_link)
+{
+	char path[300], target[300];
+
+	snprintf(target, sizeof(target), "%s/elsewhere.json", scratch());
+	snprintf(path, sizeof(path), "%s/config.json", scratch());
+	write_scratch("elsewhere.json", "{\"ociVersion\": \"1.0.2\"}");
+	CHECK(!symlink(target, path));
+	HOOK_BUNDLE_REFUSED("config.json: is a symbolic link");
+}
+
+UTEST(oci_hook_refuses_a_config_json_over_the_limit_by_its_size_before_reading_it)
+{
+	char path[300];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/config.json", scratch());
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	CHECK(fd >= 0);
+	/* sparse: 600 MB that take no room */
+	CHECK(!ftruncate(fd, 600000000));
+	close(fd);
+	HOOK_BUNDLE_REFUSED("config.json: too large (600000000 bytes, limit 67108864)");
+	/* control: at the limit it is read (and is no JSON: zero bytes) */
+	CHECK(!truncate(path, DEVCG_OCI_MAX_CONFIG));
+	HOOK_BUNDLE_REFUSED("config.json:1:");
 }

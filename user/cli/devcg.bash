@@ -17,7 +17,7 @@ _devcg()
 		return
 	fi
 	case $prev in
-	-f|--file|-r|--rules) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+	-f|--file|-r|--rules|--annotation-allow-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	--only) COMPREPLY=($(compgen -W "gap revoke writes denials" -- "$cur")); return ;;
 	--hooks) COMPREPLY=($(compgen -W "auto tracepoint kprobe fentry" -- "$cur")); return ;;
 	--runtime) COMPREPLY=($(compgen -W "runc crun $([[ $verb == oci-hook ]] && echo auto)" -- "$cur")); return ;;
@@ -26,11 +26,11 @@ _devcg()
 	esac
 	local opts="-j --json -h --help"
 	case $verb in
-	replace) opts="$opts -f --file --audit --force --no-systemd --v1" ;;
+	replace) opts="$opts -f --file --runtime --audit --force --no-systemd --v1" ;;
 	allow|deny) opts="$opts --audit --force --no-systemd" ;;
 	check) opts="$opts -r --rules" ;;
 	compile) opts="$opts -f --file --runtime" ;;
-	oci-hook) opts="$opts -f --file --runtime --no-systemd" ;;
+	oci-hook) opts="$opts -f --file --runtime --no-systemd --annotation-allow --annotation-allow-file --annotation-may-widen" ;;
 	trace) opts="$opts --cgroup --pid --comm --duration --only --hooks --stats" ;;
 	attach) opts="$opts -p --pid --access --mode --uid --gid --cdi --cdi-spec-dir --method --force --no-systemd" ;;
 	detach) opts="$opts -p --pid --cdi --cdi-spec-dir --force --no-systemd" ;;

@@ -9,9 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The state JSON on standard input. */
-static int read_stdin(char **buf, size_t *len)
+/* The state JSON on standard input: at most DEVCG_OCI_MAX_STATE bytes
+ * (one more is read to tell a longer one). */
+static int read_stdin(struct cli *cli, char **buf, size_t *len)
 {
+	const size_t max = DEVCG_OCI_MAX_STATE;
 	size_t cap = 8192;
 	ssize_t r;
 
@@ -19,7 +21,7 @@ static int read_stdin(char **buf, size_t *len)
 	*buf = malloc(cap);
 	while (*buf) {
 		if (*len == cap) {
-			char *nb = cap < (1 << 24) ? realloc(*buf, cap * 2) : NULL;
+			char *nb = cap <= max ? realloc(*buf, cap * 2) : NULL;
 
 			if (!nb)
 				break;
@@ -29,15 +31,25 @@ static int read_stdin(char **buf, size_t *len)
 		r = read(0, *buf + *len, cap - *len);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r < 0)
-			break;
+		if (r < 0) {
+			int e = errno;
+
+			free(*buf);
+			return cli_failf(cli, -e, "cannot read the container state on standard input: %s",
+					 strerror(e));
+		}
 		if (r == 0)
 			return 0;
 		*len += (size_t)r;
+		if (*len > max) {
+			free(*buf);
+			return cli_failf(cli, -EFBIG, "the container state on standard input is too large "
+					 "(limit %zu bytes)", max);
+		}
 	}
 	free(*buf);
-	*buf = NULL;
-	return -EIO;
+	return cli_failf(cli, -ENOMEM, "cannot read the container state on standard input: %s",
+			 strerror(ENOMEM));
 }
 
 static int run(struct cli *cli, int argc, char **argv)
@@ -46,20 +58,28 @@ static int run(struct cli *cli, int argc, char **argv)
 		{ "file", required_argument, NULL, 'f' },
 		{ "runtime", required_argument, NULL, 'R' },
 		{ "no-systemd", no_argument, NULL, 'S' },
+		{ "annotation-allow", required_argument, NULL, 'A' },
+		{ "annotation-allow-file", required_argument, NULL, 'L' },
+		{ "annotation-may-widen", no_argument, NULL, 'W' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	DEVCG_OPTS(devcg_oci_hook_opts, ho);
+	DEVCG_OPTS(devcg_parse_opts, allow_only, .verb = DEVCG_VERB_ALLOW);
 	struct devcg_error err = { 0 };
-	struct devcg_rules *rules;
-	int c, ret = 0, nrule = 0;
+	struct devcg_rules *rules, *listed;
+	int c, ret = 0, nrule = 0, nlisted = 0;
 	size_t len;
 	char *state;
 
 	rules = devcg_rules_new();
-	if (!rules)
+	listed = devcg_rules_new();
+	if (!rules || !listed) {
+		devcg_rules_free(rules);
+		devcg_rules_free(listed);
 		return cli_failf(cli, -ENOMEM, "out of memory");
+	}
 	optind = 1;
 	/* '-': rules come back in order among the -f files (as option 1) */
 	while (!ret && (c = getopt_long(argc, argv, "-f:jh", opts, NULL)) != -1) {
@@ -81,28 +101,45 @@ static int run(struct cli *cli, int argc, char **argv)
 		case 'S':
 			ho.no_systemd = true;
 			break;
+		case 'A':
+			snprintf(source, sizeof(source), "--annotation-allow %d", ++nlisted);
+			if (devcg_rules_parse_rule(listed, optarg, source, &allow_only, &err))
+				ret = cli_fail(cli, err.code, &err);
+			ho.annotation_allow = listed;
+			break;
+		case 'L':
+			if (devcg_rules_parse_file(listed, optarg, &allow_only, &err))
+				ret = cli_fail(cli, err.code, &err);
+			ho.annotation_allow = listed;
+			break;
+		case 'W':
+			ho.annotation_may_widen = true;
+			break;
 		case 'j':
 			cli->json = true;
 			break;
 		case 'h':
 			devcg_rules_free(rules);
+			devcg_rules_free(listed);
 			return cli_help(&verb_oci_hook);
 		default:
 			ret = cli_usage(cli, "unknown option");
 		}
 	}
+	if (!ret && ho.annotation_may_widen && ho.annotation_allow)
+		ret = cli_usage(cli, "--annotation-may-widen allows every widening: give no --annotation-allow");
+	if (!ret)
+		ret = read_stdin(cli, &state, &len);
 	if (ret) {
 		devcg_rules_free(rules);
+		devcg_rules_free(listed);
 		return ret;
-	}
-	if (read_stdin(&state, &len)) {
-		devcg_rules_free(rules);
-		return cli_failf(cli, -EIO, "cannot read the container state on standard input");
 	}
 	ho.rules = rules;
 	ret = devcg_oci_hook(state, len, &ho, &err);
 	free(state);
 	devcg_rules_free(rules);
+	devcg_rules_free(listed);
 	if (ret)
 		return cli_fail(cli, ret, &err);
 	if (cli->json)
@@ -125,7 +162,9 @@ const struct verb verb_oci_hook = {
 	.run = run,
 	.summary = "install the runtime's device policy, as an OCI hook",
 	.usage =
-	"Usage: devcg oci-hook [-j] [--runtime runc|crun|auto] [--no-systemd] [-f FILE]... [RULE]...\n\n"
+	"Usage: devcg oci-hook [-j] [--runtime runc|crun|auto] [--no-systemd]\n"
+	"                      [--annotation-allow RULE]... [--annotation-allow-file FILE]\n"
+	"                      [--annotation-may-widen] [-f FILE]... [RULE]...\n\n"
 	"Run as an OCI hook at createRuntime (or prestart): read the container state\n"
 	"JSON on standard input, the bundle's config.json, and install on the\n"
 	"container's cgroup v2 cgroup (found from /proc/PID/cgroup) the policy the\n"
@@ -133,18 +172,31 @@ const struct verb verb_oci_hook = {
 	"those of the annotation " DEVCG_OCI_ANNOTATION " (rules separated by newlines\n"
 	"or ';'). The swap is atomic; afterwards devcg's program must be the only one\n"
 	"on the cgroup (beside systemd's own, when the cgroup is a systemd scope: its\n"
-	"DeviceAllow= is kept in step as by 'devcg replace'). On any failure it prints one line on standard error and exits\n"
-	"1, and the runtime stops the container.\n\n"
+	"DeviceAllow= is kept in step as by 'devcg replace'). On any failure it prints\n"
+	"one line on standard error and exits 1, and the runtime stops the container.\n\n"
+	"Whoever sets annotations is not trusted to widen the policy: the annotation\n"
+	"may only narrow it (deny rules, or allow rules the policy before it already\n"
+	"allows), or add what --annotation-allow lists; a widening annotation fails\n"
+	"the hook, naming a device and access it would allow.\n"
+	"The container state is read up to 16 MiB; config.json must be a regular file\n"
+	"(not a symbolic link) of at most 64 MiB.\n\n"
 	"Options:\n"
 	"  -f, --file FILE  more rules from FILE; repeatable\n"
 	"      --runtime RT whose policy the config.json gives: runc, crun, or auto (the\n"
 	"                   runtime that runs the hook); without it, only what the file says\n"
 	"      --no-systemd do not keep a systemd scope's DeviceAllow= in step\n"
+	"      --annotation-allow RULE\n"
+	"                   an allow rule the annotation may add; repeatable\n"
+	"      --annotation-allow-file FILE\n"
+	"                   the allow rules the annotation may add, from FILE\n"
+	"      --annotation-may-widen\n"
+	"                   the annotation may widen the policy without limit\n"
 	"  -j, --json       print {\"cgroup\", \"runtime\", \"prog_id\", \"replaced_id\", \"systemd\"}\n"
 	"  -h, --help       this help\n\n"
 	"In config.json (runc, crun):\n"
 	"  \"hooks\": {\"createRuntime\": [{\"path\": \"/usr/bin/devcg\",\n"
 	"             \"args\": [\"devcg\", \"oci-hook\", \"--runtime\", \"runc\"]}]}\n\n"
 	"Examples:\n"
-	"  devcg oci-hook --runtime crun 'allow c 10:229 rwm' < state.json\n",
+	"  devcg oci-hook --runtime crun 'allow c 10:229 rwm' < state.json\n"
+	"  devcg oci-hook --runtime auto --annotation-allow 'c 10:200 rwm' < state.json\n",
 };

@@ -2,13 +2,16 @@
 // devcg replace: install a policy on a cgroup, atomically.
 #include "cli.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 static int run(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "file", required_argument, NULL, 'f' },
+		{ "runtime", required_argument, NULL, 'R' },
 		{ "audit", no_argument, NULL, 'a' },
 		{ "force", no_argument, NULL, 'F' },
 		{ "no-systemd", no_argument, NULL, 'S' },
@@ -18,6 +21,7 @@ static int run(struct cli *cli, int argc, char **argv)
 		{ 0 },
 	};
 	DEVCG_OPTS(devcg_replace_opts, ro);
+	DEVCG_OPTS(devcg_parse_opts, parse);
 	static struct policy_args pa;
 	const char *cgroup = NULL;
 	struct devcg_error err = { 0 };
@@ -39,6 +43,11 @@ static int run(struct cli *cli, int argc, char **argv)
 		case 'f':
 			if ((ret = cli_add_source(cli, &pa, c == 'f', optarg)))
 				return ret;
+			break;
+		case 'R':
+			if ((ret = cli_runtime(cli, optarg, false, &parse.runtime)))
+				return ret;
+			pa.parse = &parse;
 			break;
 		case 'a': ro.audit = true; break;
 		case 'F': ro.force = true; break;
@@ -74,7 +83,30 @@ static int run(struct cli *cli, int argc, char **argv)
 					 "for a moment, since cgroup v1 hides a default-allow cgroup's "
 					 "exceptions)" : "");
 	} else {
-		ret = devcg_replace(cgroup, policy, &ro, &err);
+		struct devcg_node node;
+		uint8_t access = 0;
+
+		/* a device the container can open now, and has a node for, is
+		 * not taken away unless asked (the runtime's defaults are
+		 * easily forgotten: --runtime) */
+		ret = ro.force ? 0 : devcg_replace_refuses_node(cgroup, policy, &node, &access,
+								 &ro.expect_prog_id, &err);
+		if (ret == 1) {
+			struct devcg_rule r = { .verb = DEVCG_VERB_ALLOW, .type = node.type, .access = access,
+						.major = node.major, .minor = node.minor };
+			char text[64], where[300];
+
+			devcg_rule_format(&r, text, sizeof(text));
+			devcg_policy_free(policy);
+			return cli_failf(cli, -EPERM,
+					 "%s: the new policy refuses '%s' (%s), which the current program "
+					 "allows and the container has a node for: pass --force to take it "
+					 "away (a runtime's container: --runtime runc|crun keeps its defaults)",
+					 cli_safe(cgroup, safe, sizeof(safe)), text + strlen("allow "),
+					 cli_safe(node.path, where, sizeof(where)));
+		}
+		if (!ret)
+			ret = devcg_replace(cgroup, policy, &ro, &err);
 		if (!ret && cli->json)
 			cli_print_json(json_pack("{s:o, s:I, s:I, s:I, s:b, s:o}", "cgroup",
 						 cli_text(cgroup, (size_t)-1), "prog_id",
@@ -106,8 +138,9 @@ const struct verb verb_replace = {
 	.run = run,
 	.summary = "install a policy on a cgroup, swapping the filter atomically",
 	.usage =
-	"Usage: devcg replace [-j] [--audit] [--force] [--no-systemd] CGROUP [-f FILE]... [RULE]...\n"
-	"       devcg replace --v1 DIR [-f FILE]... [RULE]...\n\n"
+	"Usage: devcg replace [-j] [--runtime runc|crun] [--audit] [--force] [--no-systemd]\n"
+	"                     CGROUP [-f FILE]... [RULE]...\n"
+	"       devcg replace --v1 [--runtime runc|crun] DIR [-f FILE]... [RULE]...\n\n"
 	"Compile the rules (as 'devcg compile' does) into a new filter version, load\n"
 	"it, and swap it in for the cgroup's device program with BPF_F_REPLACE: there\n"
 	"is never a moment with no filter or a deny-all one. CGROUP is a cgroup v2\n"
@@ -122,11 +155,20 @@ const struct verb verb_replace = {
 	"then widens the unit's runtime DeviceAllow= to hold the new policy, so that\n"
 	"the program systemd attaches again on daemon-reload or set-property never\n"
 	"refuses what devcg allows; systemd's own program stays beside devcg's.\n\n"
+	"A container's config.json gives only its own list: its runtime's default\n"
+	"devices (/dev/null, /dev/urandom, ...) come with --runtime. When CGROUP\n"
+	"already has devcg's program, a policy that would refuse a device that\n"
+	"program allows and that has a node in the /dev of the cgroup's processes\n"
+	"is refused, naming it, unless --force; it is installed only over the\n"
+	"program read (compare-and-swap).\n\n"
 	"Options:\n"
 	"  -f, --file FILE  read rules from FILE ('-' for stdin); repeatable; files and\n"
 	"                   rules are applied in the order given\n"
+	"      --runtime RT a config.json gives the list runtime RT installs (runc,\n"
+	"                   crun): its default devices too, as 'devcg compile' does\n"
 	"      --audit      the filter reports each denial to its ring buffer (devcg trace)\n"
-	"      --force      replace several device programs: attach ours, then detach them\n"
+	"      --force      replace several device programs: attach ours, then detach\n"
+	"                   them; and take away devices the container has nodes for\n"
 	"      --no-systemd do not keep a systemd unit's DeviceAllow= in step\n"
 	"      --v1         DIR is a cgroup v1 devices directory: write the change to\n"
 	"                   devices.allow/deny as a safe transition (allows first, 'a'\n"
@@ -135,6 +177,6 @@ const struct verb verb_replace = {
 	"  -h, --help       this help\n\n"
 	"Examples:\n"
 	"  devcg replace /sys/fs/cgroup/mycontainer 'deny a' 'allow c 1:9 rwm'\n"
-	"  devcg replace mycontainer -f config.json\n"
+	"  devcg replace --runtime runc mycontainer -f config.json\n"
 	"  devcg replace --v1 /sys/fs/cgroup/devices/mycontainer -f rules.txt\n",
 };

@@ -103,6 +103,12 @@ size_t devcg_policy_collect(const struct devcg_policy *policy, struct devcg_exce
 /* The access of the exception with exactly KEY's type, major and minor (0: none). */
 uint8_t devcg_policy_access_of(const struct devcg_policy *policy, const struct devcg_exception *key);
 
+/* 1 when P allows a request (a device and an access) that none of the
+ * NBASE policies of BASE (at most 7) allows, the first such in *WITNESS
+ * (its access the request's); 0 when not; -ENOMEM. */
+int devcg_policy_beyond(const struct devcg_policy *p, const struct devcg_policy *const *base, size_t nbase,
+			struct devcg_exception *witness);
+
 /* Read a whole file (or stdin for "-") into a NUL-terminated buffer. */
 int devcg_read_file(const char *path, char **buf, size_t *len, struct devcg_error *err);
 

@@ -178,6 +178,76 @@ static int parse_state(json_t *root, struct oci_state *st, struct devcg_error *e
 	return 0;
 }
 
+/*
+ * The bundle's config.json: the bundle is the container's, so the file may
+ * be anything. Opened O_PATH|O_NOFOLLOW (never a symlink, and a device or
+ * FIFO is never opened for reading), checked to be a regular file of at
+ * most DEVCG_OCI_MAX_CONFIG bytes, and only then opened for reading
+ * through that fd, O_NONBLOCK; a file that grows meanwhile is cut off at
+ * the limit and refused.
+ */
+static int read_config(const char *path, char **out, size_t *out_len, struct devcg_error *err)
+{
+	const size_t max = DEVCG_OCI_MAX_CONFIG;
+	char q[512], fdpath[64], *buf = NULL;
+	int pfd, fd = -1, ret = 0;
+	size_t len = 0;
+	struct stat st;
+
+	devcg_quote(q, sizeof(q), path, (size_t)-1);
+	pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0)
+		return devcg_err(err, -errno, "%s: %s", q, errno == ELOOP ? "is a symbolic link" : strerror(errno));
+	if (fstat(pfd, &st))
+		ret = devcg_err(err, -errno, "%s: %s", q, strerror(errno));
+	else if (S_ISLNK(st.st_mode))
+		ret = devcg_err(err, -ELOOP, "%s: is a symbolic link", q);
+	else if (!S_ISREG(st.st_mode))
+		ret = devcg_err(err, S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL, "%s: is %s, not a regular file", q,
+				S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" :
+				S_ISCHR(st.st_mode) ? "a character device" : S_ISBLK(st.st_mode) ? "a block device" :
+				S_ISSOCK(st.st_mode) ? "a socket" : "a special file");
+	else if ((uint64_t)st.st_size > max)
+		ret = devcg_err(err, -EFBIG, "%s: too large (%lld bytes, limit %zu)", q, (long long)st.st_size, max);
+	if (!ret) {
+		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", pfd);
+		fd = open(fdpath, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0)
+			ret = devcg_err(err, -errno, "%s: %s", q, strerror(errno));
+	}
+	close(pfd);
+	/* max + 1 bytes: reading one more than the limit tells a file that grew */
+	if (!ret && !(buf = malloc((size_t)st.st_size + 2)))
+		ret = devcg_err(err, -ENOMEM, "%s: out of memory", q);
+	while (!ret) {
+		size_t room = (size_t)st.st_size + 1 - len;
+		ssize_t r;
+
+		if (!room) {
+			ret = devcg_err(err, -EFBIG, "%s: changed size while read", q);
+			break;
+		}
+		r = read(fd, buf + len, room);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			ret = devcg_err(err, -errno, "%s: %s", q, strerror(errno));
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (ret) {
+		free(buf);
+		return ret;
+	}
+	buf[len] = '\0';
+	*out = buf;
+	*out_len = len;
+	return 0;
+}
+
 /* The annotation's rules: lines, or rules separated by ';'. */
 static int annotation_rules(struct devcg_rules *rules, json_t *annotations, const char *key,
 			    struct devcg_error *err)
@@ -202,6 +272,68 @@ static int annotation_rules(struct devcg_rules *rules, json_t *annotations, cons
 	return ret;
 }
 
+/*
+ * Apply the annotation's rules to *POLICY; unless MAY_WIDEN, only when the
+ * result allows no request that *POLICY before them or ALLOW (allow rules
+ * over deny-all) does not. On error *POLICY is as it was.
+ */
+static int annotation_apply(struct devcg_policy **policy, json_t *annotations, const char *key,
+			    const struct devcg_rules *allow, bool may_widen, struct devcg_error *err)
+{
+	struct devcg_policy *after = devcg_policy_dup(*policy), *listed = NULL;
+	const struct devcg_policy *base[2] = { *policy };
+	const struct devcg_rule deny_all = { .verb = DEVCG_VERB_DENY, .type = DEVCG_ALL,
+					     .access = DEVCG_ACC_ALL, .major = DEVCG_ANY,
+					     .minor = DEVCG_ANY };
+	struct devcg_rules *rules = devcg_rules_new();
+	struct devcg_exception w;
+	char rule[64];
+	int ret;
+
+	if (!after || !rules) {
+		ret = devcg_err(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	ret = annotation_rules(rules, annotations, key, err);
+	if (!ret)
+		ret = devcg_policy_apply_all(after, rules, err);
+	if (!ret && !may_widen && allow) {
+		listed = devcg_policy_new();
+		if (!listed)
+			ret = devcg_err(err, -ENOMEM, "out of memory");
+		else if (!(ret = devcg_policy_apply(listed, &deny_all, err)))
+			ret = devcg_policy_apply_all(listed, allow, err);
+		base[1] = listed;
+	}
+	if (!ret && !may_widen) {
+		ret = devcg_policy_beyond(after, base, listed ? 2 : 1, &w);
+		if (ret < 0) {
+			ret = devcg_err(err, ret, "annotation %s: %s", key, strerror(-ret));
+		} else if (ret) {
+			struct devcg_rule r = { .verb = DEVCG_VERB_ALLOW, .type = w.type, .access = w.access,
+						.major = w.major, .minor = w.minor };
+
+			devcg_rule_format(&r, rule, sizeof(rule));
+			ret = devcg_err(err, -EPERM,
+					"annotation %s widens the policy: it allows '%s', which the policy "
+					"before it does not%s (an annotation may only narrow it unless the "
+					"hook is given --annotation-allow or --annotation-may-widen)",
+					key, rule, listed ? " and the annotation allow-list does not list" : "");
+		}
+	}
+	if (!ret) {
+		struct devcg_policy *before = *policy;
+
+		*policy = after;
+		after = before;
+	}
+out:
+	devcg_policy_free(listed);
+	devcg_policy_free(after);
+	devcg_rules_free(rules);
+	return ret;
+}
+
 int devcg_oci_hook(const char *state, size_t len, struct devcg_oci_hook_opts *opts,
 		   struct devcg_error *err)
 {
@@ -213,13 +345,17 @@ int devcg_oci_hook(const char *state, size_t len, struct devcg_oci_hook_opts *op
 	struct devcg_rules *rules = NULL;
 	struct devcg_policy *policy = NULL;
 	struct oci_state st = { 0 };
-	char config[4200], cgroup[4096];
+	char config[4200], cgroup[4096], *text = NULL;
+	size_t text_len = 0;
 	json_error_t jerr;
 	json_t *root;
 	int pidfd = -1, ret;
 
-	if ((ret = DEVCG_OPTS_VALID(opts, devcg_oci_hook_opts, systemd_entries, err)))
+	if ((ret = DEVCG_OPTS_VALID(opts, devcg_oci_hook_opts, annotation_may_widen, err)))
 		return ret;
+	if (len > DEVCG_OCI_MAX_STATE)
+		return devcg_err(err, -EFBIG, "container state: too large (%zu bytes, limit %d)", len,
+				 DEVCG_OCI_MAX_STATE);
 	root = json_loadb(state, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root)
 		return devcg_err(err, -EINVAL, "container state: invalid JSON at %d:%d: %s", jerr.line,
@@ -254,13 +390,19 @@ int devcg_oci_hook(const char *state, size_t len, struct devcg_oci_hook_opts *op
 	}
 	po.runtime = rt;
 	snprintf(config, sizeof(config), "%s/config.json", st.bundle);
-	ret = devcg_rules_parse_file(rules, config, &po, err);
+	ret = read_config(config, &text, &text_len, err);
+	if (!ret)
+		ret = devcg_rules_parse(rules, text, text_len, config, &po, err);
+	free(text);
+	text = NULL;
 	for (size_t i = 0; !ret && extra && i < devcg_rules_count(extra); i++)
 		ret = devcg_rules_add(rules, devcg_rules_get(extra, i), err);
-	if (!ret && (!key || key[0]))
-		ret = annotation_rules(rules, st.annotations, key ? key : DEVCG_OCI_ANNOTATION, err);
 	if (!ret)
 		ret = devcg_policy_apply_all(policy, rules, err);
+	if (!ret && (!key || key[0]))
+		ret = annotation_apply(&policy, st.annotations, key ? key : DEVCG_OCI_ANNOTATION,
+				       DEVCG_OPT(opts, devcg_oci_hook_opts, annotation_allow, NULL),
+				       DEVCG_OPT(opts, devcg_oci_hook_opts, annotation_may_widen, false), err);
 	if (ret) {
 		devcg_err_wrap(err, ret, "container %s", st.id);
 		goto out;

@@ -411,3 +411,198 @@ int devcg_policy_to_rules(const struct devcg_policy *p, struct devcg_rules **out
 	*out = rules;
 	return 0;
 }
+
+/*
+ * Does P allow a request that none of BASE allows? A request's decision
+ * by a policy depends only on the access of the four keys it looks up
+ * (devcg_policy_check()): (type, major, minor), (type, major, '*'),
+ * (type, '*', minor) and (type, '*', '*'). So, per type, every exact key of
+ * every policy is tried as a device, and the other devices fall into
+ * classes: majors alike when their (major, '*') keys have the same access
+ * in every policy (a major no such key names is like any other), minors
+ * alike by their ('*', minor) keys; one device that is no exact key of any
+ * policy stands for each pair of classes. The work is bounded by the keys
+ * and the pairs of classes, whatever numbers the keys hold.
+ */
+struct beyond {
+	const struct devcg_policy *const *pol; /* [0] is P, then the bases */
+	size_t n;
+	struct devcg_exception *witness;
+};
+
+struct numsig {
+	uint64_t sig;
+	uint32_t num;
+};
+
+static int cmp_numsig(const void *a, const void *b)
+{
+	const struct numsig *x = a, *y = b;
+
+	if (x->sig != y->sig)
+		return x->sig < y->sig ? -1 : 1;
+	return x->num < y->num ? -1 : x->num > y->num;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool device_beyond(const struct beyond *b, uint8_t type, uint32_t major, uint32_t minor)
+{
+	/* r, w, m first: the witness names the simplest access */
+	static const uint8_t acc[] = { 2, 4, 1, 6, 3, 5, 7 };
+
+	for (size_t a = 0; a < sizeof(acc); a++) {
+		bool base = false;
+
+		if (devcg_policy_check(b->pol[0], type, major, minor, acc[a], NULL, NULL) != 1)
+			continue;
+		for (size_t i = 1; i < b->n && !base; i++)
+			base = devcg_policy_check(b->pol[i], type, major, minor, acc[a], NULL, NULL) == 1;
+		if (!base) {
+			*b->witness = (struct devcg_exception){ .type = type, .access = acc[a],
+								.major = major, .minor = minor };
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool exact_key(const struct beyond *b, uint8_t type, uint32_t major, uint32_t minor)
+{
+	const struct devcg_exception key = { .type = type, .major = major, .minor = minor };
+
+	for (size_t i = 0; i < b->n; i++)
+		if (devcg_policy_access_of(b->pol[i], &key))
+			return true;
+	return false;
+}
+
+static uint64_t key_sig(const struct beyond *b, uint8_t type, uint32_t major, uint32_t minor)
+{
+	const struct devcg_exception key = { .type = type, .major = major, .minor = minor };
+	uint64_t sig = 0;
+
+	for (size_t i = 0; i < b->n; i++)
+		sig = sig << 3 | devcg_policy_access_of(b->pol[i], &key);
+	return sig;
+}
+
+/* The smallest number from V up that is none of USED (sorted, N). */
+static uint32_t fresh_number(const uint32_t *used, size_t n, uint32_t v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (used[i] == v)
+			v++;
+	return v;
+}
+
+/* The classes of NUMS (N, each with its sig): sorted, and a fresh number
+ * from FROM up (sig 0) added at the end; returns the new count. */
+static size_t classes(struct numsig *nums, size_t n, uint32_t *used, size_t nused, uint32_t from)
+{
+	size_t k = 0;
+
+	qsort(nums, n, sizeof(*nums), cmp_numsig);
+	qsort(used, nused, sizeof(*used), cmp_u32);
+	for (size_t i = 0; i < n; i++)
+		if (!k || nums[i].num != nums[k - 1].num || nums[i].sig != nums[k - 1].sig)
+			nums[k++] = nums[i];
+	nums[k++] = (struct numsig){ .sig = 0, .num = fresh_number(used, nused, from) };
+	return k;
+}
+
+static bool type_beyond(const struct beyond *b, uint8_t type, const struct devcg_exception *keys, size_t nkeys,
+			struct numsig *majors, struct numsig *minors, uint32_t *used)
+{
+	size_t nmaj = 0, nmin = 0, nused = 0, i0, j0;
+
+	for (size_t k = 0; k < nkeys; k++) {
+		const struct devcg_exception *e = &keys[k];
+
+		if (e->type != type)
+			continue;
+		if (e->major != DEVCG_ANY && e->minor != DEVCG_ANY && device_beyond(b, type, e->major, e->minor))
+			return true;
+		if (e->major != DEVCG_ANY && e->minor == DEVCG_ANY)
+			majors[nmaj++] = (struct numsig){ key_sig(b, type, e->major, DEVCG_ANY), e->major };
+		if (e->major == DEVCG_ANY && e->minor != DEVCG_ANY)
+			minors[nmin++] = (struct numsig){ key_sig(b, type, DEVCG_ANY, e->minor), e->minor };
+	}
+	for (size_t k = 0; k < nkeys; k++)
+		if (keys[k].type == type && keys[k].major != DEVCG_ANY)
+			used[nused++] = keys[k].major;
+	nmaj = classes(majors, nmaj, used, nused, 1); /* major 0: no device */
+	nused = 0;
+	for (size_t k = 0; k < nkeys; k++)
+		if (keys[k].type == type && keys[k].minor != DEVCG_ANY)
+			used[nused++] = keys[k].minor;
+	nmin = classes(minors, nmin, used, nused, 0);
+
+	for (i0 = 0; i0 < nmaj; ) {
+		size_t i1 = i0;
+
+		while (i1 < nmaj && majors[i1].sig == majors[i0].sig)
+			i1++;
+		for (j0 = 0; j0 < nmin; ) {
+			size_t j1 = j0;
+			bool found = false;
+
+			while (j1 < nmin && minors[j1].sig == minors[j0].sig)
+				j1++;
+			for (size_t i = i0; i < i1 && !found; i++)
+				for (size_t j = j0; j < j1 && !found; j++) {
+					if (exact_key(b, type, majors[i].num, minors[j].num))
+						continue; /* tried above */
+					found = true;
+					if (device_beyond(b, type, majors[i].num, minors[j].num))
+						return true;
+				}
+			j0 = j1;
+		}
+		i0 = i1;
+	}
+	return false;
+}
+
+int devcg_policy_beyond(const struct devcg_policy *p, const struct devcg_policy *const *base, size_t nbase,
+			struct devcg_exception *witness)
+{
+	const struct devcg_policy *pol[8];
+	struct beyond b = { .pol = pol, .n = nbase + 1, .witness = witness };
+	struct devcg_exception *keys;
+	struct numsig *majors, *minors;
+	uint32_t *used;
+	size_t nkeys = 0, total = 0;
+	int ret = 0;
+
+	if (nbase + 1 > sizeof(pol) / sizeof(pol[0]))
+		return -EINVAL;
+	pol[0] = p;
+	for (size_t i = 0; i < nbase; i++)
+		pol[i + 1] = base[i];
+	for (size_t i = 0; i < b.n; i++)
+		total += pol[i]->live;
+	keys = malloc((total + 1) * sizeof(*keys));
+	majors = malloc((total + 1) * sizeof(*majors));
+	minors = malloc((total + 1) * sizeof(*minors));
+	used = malloc((total + 1) * sizeof(*used));
+	if (!keys || !majors || !minors || !used) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < b.n; i++)
+		nkeys += devcg_policy_collect(pol[i], keys + nkeys);
+	ret = type_beyond(&b, DEVCG_CHAR, keys, nkeys, majors, minors, used) ||
+	      type_beyond(&b, DEVCG_BLOCK, keys, nkeys, majors, minors, used);
+out:
+	free(keys);
+	free(majors);
+	free(minors);
+	free(used);
+	return ret;
+}
