@@ -300,6 +300,13 @@ DEVCG_API int devcg_replace(const char *cgroup, const struct devcg_policy *polic
 DEVCG_API int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 			   struct devcg_replace_opts *opts, struct devcg_error *err);
 
+/* devcg_update() with every rule of RULES, applied in their order to the
+ * live policy and swapped in by one compare-and-swap: all of them or none
+ * (a rule that cannot be applied, or an empty list (-EINVAL), leaves the
+ * cgroup as it was). */
+DEVCG_API int devcg_update_rules(const char *cgroup, const struct devcg_rules *rules,
+				 struct devcg_replace_opts *opts, struct devcg_error *err);
+
 /* Remove devcg's program from CGROUP (foreign programs are left alone);
  * returns how many devcg programs were removed (0: there was none). */
 DEVCG_API int devcg_reset(const char *cgroup, struct devcg_error *err);

@@ -316,9 +316,9 @@ int cli_update(struct cli *cli, int argc, char **argv, uint8_t verb, const struc
 	DEVCG_OPTS(devcg_parse_opts, po, .verb = verb);
 	struct devcg_error err = { 0 };
 	struct devcg_rules *rules;
-	struct devcg_rule rule = { 0 };
 	char text[64], safe[4096];
-	size_t n;
+	json_t *list;
+	size_t n, i;
 	int c, ret;
 
 	optind = 1;
@@ -332,36 +332,64 @@ int cli_update(struct cli *cli, int argc, char **argv, uint8_t verb, const struc
 		default: return cli_usage(cli, "unknown option");
 		}
 	}
-	if (argc - optind != 2)
-		return cli_usage(cli, "expected CGROUP RULE");
+	if (argc - optind < 2)
+		return cli_usage(cli, "expected CGROUP RULE...");
 	rules = devcg_rules_new();
 	if (!rules)
 		return cli_failf(cli, -ENOMEM, "out of memory");
-	/* the parser refuses a rule whose own verb is not the command's */
-	ret = devcg_rules_parse_rule(rules, argv[optind + 1], "RULE", &po, &err);
+	/* every RULE, parsed before anything is applied; the parser refuses a
+	 * rule whose own verb is not the command's */
+	for (i = optind + 1; i < (size_t)argc; i++) {
+		char source[32];
+
+		n = devcg_rules_count(rules);
+		if (argc - optind == 2)
+			snprintf(source, sizeof(source), "RULE");
+		else
+			snprintf(source, sizeof(source), "RULE %zu", i - optind);
+		ret = devcg_rules_parse_rule(rules, argv[i], source, &po, &err);
+		if (ret) {
+			devcg_rules_free(rules);
+			return cli_fail(cli, ret, &err);
+		}
+		if (devcg_rules_count(rules) != n + 1) {
+			devcg_rules_free(rules);
+			return cli_usage(cli, "%s must name one device rule (it names %zu)", source,
+					 devcg_rules_count(rules) - n);
+		}
+	}
+	/* all of them in one compare-and-swap, or none */
+	ret = devcg_update_rules(argv[optind], rules, &ro, &err);
 	if (ret) {
 		devcg_rules_free(rules);
-		return cli_fail(cli, ret, &err);
+		return cli_fail_cgroup(cli, ret, &err, argv[optind]);
 	}
 	n = devcg_rules_count(rules);
-	if (n == 1)
-		rule = *devcg_rules_get(rules, 0);
-	devcg_rules_free(rules);
-	if (n != 1)
-		return cli_usage(cli, "RULE must name one device rule (it names %zu)", n);
-	ret = devcg_update(argv[optind], &rule, &ro, &err);
-	if (ret)
-		return cli_fail_cgroup(cli, ret, &err, argv[optind]);
-	devcg_rule_format(&rule, text, sizeof(text));
-	if (cli->json)
-		cli_print_json(json_pack("{s:o, s:s, s:I, s:I, s:o}", "cgroup", cli_text(argv[optind], (size_t)-1),
-					 "rule", text, "prog_id", (json_int_t)ro.prog_id, "replaced_id",
-					 (json_int_t)ro.replaced_id, "systemd",
-					 cli_systemd_json(ro.systemd_unit, ro.systemd_entries)));
-	else
-		printf("%s: %s (program %u)\n", cli_safe(argv[optind], safe, sizeof(safe)), text, ro.prog_id);
+	list = json_array();
 	if (!cli->json)
+		printf("%s: ", cli_safe(argv[optind], safe, sizeof(safe)));
+	for (i = 0; i < n; i++) {
+		devcg_rule_format(devcg_rules_get(rules, i), text, sizeof(text));
+		json_array_append_new(list, json_string(text));
+		if (!cli->json)
+			printf("%s%s", i ? ", " : "", text);
+	}
+	devcg_rules_free(rules);
+	if (cli->json) {
+		json_t *o = json_pack("{s:o, s:o, s:I, s:I, s:o}", "cgroup", cli_text(argv[optind], (size_t)-1),
+				      "rules", list, "prog_id", (json_int_t)ro.prog_id, "replaced_id",
+				      (json_int_t)ro.replaced_id, "systemd",
+				      cli_systemd_json(ro.systemd_unit, ro.systemd_entries));
+
+		/* "rule": the one RULE, as before several were taken */
+		if (o && n == 1)
+			json_object_set(o, "rule", json_array_get(list, 0));
+		cli_print_json(o);
+	} else {
+		json_decref(list);
+		printf(" (program %u)\n", ro.prog_id);
 		cli_print_systemd(ro.systemd_unit, ro.systemd_entries);
+	}
 	return EXIT_OK;
 }
 

@@ -580,6 +580,21 @@ int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 	return devcg_update_edit(cgroup, apply_rule, (void *)rule, opts, err);
 }
 
+/* devcg_update_rules()'s edit: every rule, in order, or an error (the
+ * policy read is then dropped, not swapped). */
+static int apply_rules(struct devcg_policy *policy, void *rules, struct devcg_error *err)
+{
+	return devcg_policy_apply_all(policy, rules, err);
+}
+
+int devcg_update_rules(const char *cgroup, const struct devcg_rules *rules,
+		       struct devcg_replace_opts *opts, struct devcg_error *err)
+{
+	if (!rules || !devcg_rules_count(rules))
+		return devcg_err(err, -EINVAL, "no rule to apply");
+	return devcg_update_edit(cgroup, apply_rules, (void *)rules, opts, err);
+}
+
 /*
  * The compare-and-swap loop of devcg_update(), for any change of the live
  * policy (one rule; several at once for hot-plug): EDIT
