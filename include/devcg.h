@@ -333,6 +333,9 @@ struct devcg_reset_opts {
 	 * process: removing them detached that link (its holder keeps a
 	 * link attached to nothing). */
 	uint32_t links_detached;
+	/* Out: the cgroup as resolved, relative to the cgroup2 mount (as
+	 * devcg_state_cgroup() names it: what `devcg show -j` prints). */
+	char cgroup[4096];
 };
 
 /* devcg_reset(), saying how the programs were removed. */

@@ -102,9 +102,11 @@ static int check_live(struct cli *cli, int argc, char **argv)
 	} else if (ret == -EOPNOTSUPP) {
 		char where[4200];
 
+		char name[80];
+
 		where_of(by, where, sizeof(where));
 		cli_failf(cli, ret, "cannot decide: foreign %s (%s) applies and devcg cannot read "
-			  "its rules", where, by->name);
+			  "its rules", where, cli_prog_name(by->name, name, sizeof(name)));
 		ret = EXIT_FAILED;
 	} else if (ret < 0) {
 		cli_failf(cli, ret, "malformed request");
@@ -157,7 +159,7 @@ static int run(struct cli *cli, int argc, char **argv)
 		case 'h':
 			return cli_help(&verb_check);
 		default:
-			return cli_usage(cli, "unknown option");
+			return cli_bad_option(cli, argv, "+r:jh");
 		}
 	}
 	if (!rules_file)

@@ -54,7 +54,7 @@ int devcg_opts_check(const void *opts, size_t known, const char *name, struct de
  * (the size assertions in error.c catch a field added past them). */
 #define DEVCG_PARSE_OPTS_VALID(opts, err) DEVCG_OPTS_VALID(opts, devcg_parse_opts, runtime, err)
 #define DEVCG_REPLACE_OPTS_VALID(opts, err) DEVCG_OPTS_VALID(opts, devcg_replace_opts, systemd_entries, err)
-#define DEVCG_RESET_OPTS_VALID(opts, err) DEVCG_OPTS_VALID(opts, devcg_reset_opts, links_detached, err)
+#define DEVCG_RESET_OPTS_VALID(opts, err) DEVCG_OPTS_VALID(opts, devcg_reset_opts, cgroup, err)
 
 /*
  * libbpf's messages (libbpf_log.c). Between begin and end, libbpf's

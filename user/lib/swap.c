@@ -733,6 +733,8 @@ int devcg_reset_opts(const char *cgroup, struct devcg_reset_opts *opts, struct d
 	if (!ret && found)
 		ret = devcg_err(err, -EAGAIN, "%s: other writers kept attaching devcg filters", devcg_cgroup_rel(&cg));
 	devcg_lock_release(&lock);
+	if (!ret && opts && DEVCG_OPTS_HAS(opts, devcg_reset_opts, cgroup))
+		snprintf(opts->cgroup, sizeof(opts->cgroup), "%s", devcg_cgroup_rel(&cg));
 	devcg_cgroup_close(&cg);
 	if (ret)
 		return ret;
