@@ -17,11 +17,14 @@ ARCH     ?= $(HOST_ARCH)
 BPF_ARCH_FLAGS := -D__TARGET_ARCH_$(ARCH) $(if $(filter $(ARCH),$(HOST_ARCH)),,-DDEVCG_CROSS_ARCH)
 MULTIARCH_INC := $(firstword $(wildcard /usr/include/$(shell uname -m)-linux-gnu) /usr/include)
 
-# Install directories (GNU names); DESTDIR stages the whole tree.
+# Install directories (GNU names); DESTDIR stages the whole tree. Under
+# PREFIX=/usr the library goes to the multiarch directory, as Debian's own
+# (/usr/lib/x86_64-linux-gnu, ...).
 PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
 SBINDIR    ?= $(PREFIX)/sbin
-LIBDIR     ?= $(PREFIX)/lib
+MULTIARCH  := $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || $(CC) -print-multiarch 2>/dev/null)
+LIBDIR     ?= $(PREFIX)/lib$(if $(and $(filter /usr,$(PREFIX)),$(MULTIARCH)),/$(MULTIARCH))
 INCLUDEDIR ?= $(PREFIX)/include
 DATADIR    ?= $(PREFIX)/share
 MANDIR     ?= $(DATADIR)/man
@@ -190,9 +193,18 @@ install: all
 		> $(DESTDIR)$(DATADIR)/containers/oci/hooks.d/devcg.json
 	$(Q)chmod 644 $(DESTDIR)$(DATADIR)/containers/oci/hooks.d/devcg.json
 
+# The directories only devcg's files need, deepest first: `make uninstall`
+# removes each one left empty. The GNU directories themselves (BINDIR,
+# LIBDIR, INCLUDEDIR, DATADIR, MANDIR, PREFIX) are never removed.
+INSTALLED_DIRS := $(DATADIR)/containers/oci/hooks.d $(DATADIR)/containers/oci $(DATADIR)/containers \
+	$(BASHCOMPDIR) $(if $(filter %/completions,$(BASHCOMPDIR)),$(BASHCOMPDIR:%/completions=%)) \
+	$(MANDIR)/man8 $(LIBDIR)/pkgconfig
+
 uninstall:
 	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	$(Q)for d in $(addprefix $(DESTDIR),$(INSTALLED_DIRS)); do \
+		[ ! -d "$$d" ] || rmdir --ignore-fail-on-non-empty "$$d"; done
 
 # Debian packages from the same install step (tools/deb.sh; dpkg-deb only).
 deb: all

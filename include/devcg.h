@@ -215,14 +215,28 @@ DEVCG_API const struct devcg_exception *devcg_policy_exceptions(const struct dev
 DEVCG_API bool devcg_policy_equal(const struct devcg_policy *a, const struct devcg_policy *b);
 
 /*
- * Decide a request as the kernel does (type is DEVCG_BLOCK or DEVCG_CHAR;
- * access may be 0, as for access(2) with F_OK). Returns 1 for allow, 0 for
- * deny, or a negative errno for a malformed request. When an exception
- * decided, *decider is set and *decided is true; otherwise the default did.
+ * Decide a request as the kernel decides it when it asks (type is
+ * DEVCG_BLOCK or DEVCG_CHAR; access may be 0, as for access(2) with F_OK):
+ * the policy's own answer, as a v1 devices list gives it. Returns 1 for
+ * allow, 0 for deny, or a negative errno for a malformed request. When an
+ * exception decided, *decider is set and *decided is true; otherwise the
+ * default did. Whether the kernel asks at all: devcg_request_checked()
+ * (devcg_state_check() applies it).
  */
 DEVCG_API int devcg_policy_check(const struct devcg_policy *policy, uint8_t type, uint32_t major,
 				 uint32_t minor, uint8_t access, struct devcg_exception *decider,
 				 bool *decided);
+
+/*
+ * Does the kernel ask the devices controller (cgroup v1) and the device
+ * programs (cgroup v2) about this request at all? Not about device 0:0:
+ * an inode without a device number is never checked on open or access
+ * (devcgroup_inode_permission()), and a char 0:0 mknod makes an overlayfs
+ * whiteout (devcgroup_inode_mknod()); only a block 0:0 mknod is asked, and
+ * only its 'm'. 1 when it asks (for a block 0:0 request: about 'm' alone),
+ * 0 when the request is allowed unasked.
+ */
+DEVCG_API int devcg_request_checked(uint8_t type, uint32_t major, uint32_t minor, uint8_t access);
 
 /*
  * The shortest rule list that reproduces the policy: "deny a" and the
@@ -300,6 +314,13 @@ DEVCG_API int devcg_replace(const char *cgroup, const struct devcg_policy *polic
 DEVCG_API int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 			   struct devcg_replace_opts *opts, struct devcg_error *err);
 
+/* devcg_update() with every rule of RULES, applied in their order to the
+ * live policy and swapped in by one compare-and-swap: all of them or none
+ * (a rule that cannot be applied, or an empty list (-EINVAL), leaves the
+ * cgroup as it was). */
+DEVCG_API int devcg_update_rules(const char *cgroup, const struct devcg_rules *rules,
+				 struct devcg_replace_opts *opts, struct devcg_error *err);
+
 /* Remove devcg's program from CGROUP (foreign programs are left alone);
  * returns how many devcg programs were removed (0: there was none). */
 DEVCG_API int devcg_reset(const char *cgroup, struct devcg_error *err);
@@ -312,6 +333,9 @@ struct devcg_reset_opts {
 	 * process: removing them detached that link (its holder keeps a
 	 * link attached to nothing). */
 	uint32_t links_detached;
+	/* Out: the cgroup as resolved, relative to the cgroup2 mount (as
+	 * devcg_state_cgroup() names it: what `devcg show -j` prints). */
+	char cgroup[4096];
 };
 
 /* devcg_reset(), saying how the programs were removed. */
@@ -365,6 +389,8 @@ DEVCG_API const struct devcg_program *devcg_state_own(const struct devcg_state *
  * by their policies, systemd's by its unit's (systemd_unit). Returns 1
  * allow, 0 deny, -EOPNOTSUPP when another foreign program applies and devcg
  * cannot tell (its id in *by). When denied, *by is the denying program.
+ * A request the kernel does not ask about (devcg_request_checked(): device
+ * 0:0) is allowed whatever the programs say, as the kernel allows it.
  */
 DEVCG_API int devcg_state_check(const struct devcg_state *state, uint8_t type, uint32_t major,
 				uint32_t minor, uint8_t access, const struct devcg_program **by,

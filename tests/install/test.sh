@@ -18,7 +18,9 @@ trap 'rm -rf "$stage"' EXIT
 dest=$stage/root
 version=$(sed -n 's/^#define DEVCG_VERSION "\(.*\)"/\1/p' include/devcg.h)
 major=${version%%.*}
-lib=$dest/usr/lib
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || ${CC:-gcc} -print-multiarch 2>/dev/null)
+libdir=/usr/lib${multiarch:+/$multiarch}
+lib=$dest$libdir
 
 if ! out=$(make --no-print-directory -s install BUILD="$build" DESTDIR="$dest" PREFIX=/usr 2>&1); then
 	bad install_into_destdir "$out"
@@ -28,8 +30,8 @@ fi
 ok install_into_destdir
 
 installs_every_file() {
-	for f in usr/include/devcg.h usr/lib/libdevcg.so.$version usr/lib/libdevcg.a \
-		usr/lib/pkgconfig/devcg.pc usr/bin/devcg usr/share/man/man8/devcg.8 \
+	for f in usr/include/devcg.h ${libdir#/}/libdevcg.so.$version ${libdir#/}/libdevcg.a \
+		${libdir#/}/pkgconfig/devcg.pc usr/bin/devcg usr/share/man/man8/devcg.8 \
 		usr/share/bash-completion/completions/devcg usr/share/containers/oci/hooks.d/devcg.json; do
 		[ -f "$dest/$f" ] || { echo "missing $f"; return 1; }
 	done
@@ -54,7 +56,7 @@ soname_is_the_major_version() {
 check soname_is_the_major_version soname_is_the_major_version
 
 pc_names_the_prefix_and_private_requirements() {
-	grep -qx 'libdir=/usr/lib' "$lib/pkgconfig/devcg.pc" &&
+	grep -qx "libdir=$libdir" "$lib/pkgconfig/devcg.pc" &&
 		grep -qx "Version: $version" "$lib/pkgconfig/devcg.pc" &&
 		grep -qx 'Requires.private: libbpf jansson libsystemd yaml-0.1' "$lib/pkgconfig/devcg.pc"
 }
@@ -110,6 +112,12 @@ else
 	check static_consumer_needs_no_libdevcg_so static_consumer_needs_no_libdevcg_so
 fi
 
+library_goes_to_the_multiarch_directory_under_usr() {
+	[ -n "$multiarch" ] || { echo "no multiarch name from dpkg-architecture or the compiler"; return 1; }
+	[ -f "$dest/usr/lib/$multiarch/libdevcg.so.$version" ] && [ ! -e "$dest/usr/lib/libdevcg.so.$version" ]
+}
+check library_goes_to_the_multiarch_directory_under_usr library_goes_to_the_multiarch_directory_under_usr
+
 uninstall_removes_exactly_what_was_installed() {
 	touch "$lib/not-ours"
 	make --no-print-directory -s uninstall BUILD="$build" DESTDIR="$dest" PREFIX=/usr || return 1
@@ -118,6 +126,27 @@ uninstall_removes_exactly_what_was_installed() {
 }
 check uninstall_removes_exactly_what_was_installed uninstall_removes_exactly_what_was_installed
 
+# the directories only devcg's files needed are gone; the GNU ones stay
+uninstall_removes_the_directories_it_made_and_keeps_the_others() {
+	for d in usr/share/containers usr/share/bash-completion usr/share/man/man8 ${libdir#/}/pkgconfig; do
+		[ ! -e "$dest/$d" ] || { echo "$d left"; return 1; }
+	done
+	for d in usr/bin usr/include "${libdir#/}" usr/share/man; do
+		[ -d "$dest/$d" ] || { echo "$d removed"; return 1; }
+	done
+}
+check uninstall_removes_the_directories_it_made_and_keeps_the_others \
+	uninstall_removes_the_directories_it_made_and_keeps_the_others
+
+# the control: a directory that still holds a file of someone else's stays
+uninstall_keeps_a_directory_that_is_not_empty() {
+	make --no-print-directory -s install BUILD="$build" DESTDIR="$dest" PREFIX=/usr || return 1
+	touch "$dest/usr/share/man/man8/other.8"
+	make --no-print-directory -s uninstall BUILD="$build" DESTDIR="$dest" PREFIX=/usr || return 1
+	[ -f "$dest/usr/share/man/man8/other.8" ] && [ ! -e "$dest/usr/share/containers" ]
+}
+check uninstall_keeps_a_directory_that_is_not_empty uninstall_keeps_a_directory_that_is_not_empty
+
 # make deb: three packages from the same install step
 if ! command -v dpkg-deb >/dev/null || ! command -v dpkg-shlibdeps >/dev/null; then
 	skp make_deb_builds_three_packages "no dpkg-deb or dpkg-shlibdeps (dpkg-dev)"
@@ -125,7 +154,7 @@ elif ! out=$(make --no-print-directory -s deb BUILD="$build" 2>&1); then
 	bad make_deb_builds_three_packages "$out"
 else
 	debs=$(ls "$build"/deb/*.deb 2>/dev/null | wc -l)
-	if [ "$debs" = 3 ]; then ok make_deb_builds_three_packages; else bad make_deb_builds_three_packages "$debs .deb files"; fi
+	if [ "$debs" = 5 ]; then ok make_deb_builds_three_packages_and_two_dbgsym; else bad make_deb_builds_three_packages_and_two_dbgsym "$debs .deb files"; fi
 	contents() { dpkg-deb -c "$build"/deb/"$1"_*.deb | awk '{ print $6 }' | grep -v '/$' | sed 's|^\./||' | sort | tr '\n' ' '; }
 	field() { dpkg-deb -f "$build"/deb/"$1"_*.deb "$2"; }
 	# holds PACKAGE FILE...: each FILE (a path ending) is in PACKAGE
@@ -135,10 +164,10 @@ else
 		for f; do contents "$pkg" | grep -q "$f " || { echo "$pkg lacks $f"; return 1; }; done
 	}
 	each_package_holds_its_files() {
-		holds libdevcg$major "libdevcg.so.$version" "libdevcg.so.$major" &&
+		holds libdevcg$major "$multiarch/libdevcg.so.$version" "$multiarch/libdevcg.so.$major" &&
 			! contents libdevcg$major | grep -q 'devcg.h\|libdevcg.a\|bin/devcg' &&
-			holds libdevcg-dev usr/include/devcg.h libdevcg.a /libdevcg.so pkgconfig/devcg.pc &&
-			holds devcg usr/bin/devcg man8/devcg.8 completions/devcg hooks.d/devcg.json
+			holds libdevcg-dev usr/include/devcg.h "$multiarch/libdevcg.a" /libdevcg.so pkgconfig/devcg.pc &&
+			holds devcg usr/bin/devcg man8/devcg.8.gz completions/devcg hooks.d/devcg.json
 	}
 	check each_package_holds_its_files each_package_holds_its_files
 	versions_and_depends_are_right() {
@@ -150,6 +179,54 @@ else
 			field devcg Depends | grep -q 'libbpf1'
 	}
 	check versions_and_depends_are_right versions_and_depends_are_right
+	# as Debian's own packages
+	unpacked=$stage/unpacked
+	for d in "$build"/deb/*.deb; do dpkg-deb -x "$d" "$unpacked"; done
+	man_page_is_gzipped() {
+		contents devcg | grep -q 'man8/devcg.8.gz ' && ! contents devcg | grep -q 'man8/devcg.8 ' &&
+			gzip -t "$unpacked/usr/share/man/man8/devcg.8.gz"
+	}
+	check man_page_is_gzipped man_page_is_gzipped
+	each_package_has_copyright_and_changelog() {
+		for p in libdevcg$major libdevcg-dev devcg; do
+			holds "$p" "usr/share/doc/$p/copyright" "usr/share/doc/$p/changelog.Debian.gz" || return 1
+			zcat "$unpacked/usr/share/doc/$p/changelog.Debian.gz" | head -n1 |
+				grep -q "^devcg ($version-1) " || { echo "$p: changelog"; return 1; }
+		done
+	}
+	check each_package_has_copyright_and_changelog each_package_has_copyright_and_changelog
+	# no_debug_info FILE: stripped (no .debug_* section, no symbol table)
+	no_debug_info() { ! readelf -S -W "$1" | grep -q ' \.debug_\| \.symtab '; }
+	binaries_are_stripped_with_their_debug_info_in_dbgsym() {
+		for f in usr/bin/devcg "${libdir#/}/libdevcg.so.$version"; do
+			no_debug_info "$unpacked/$f" || { echo "$f is not stripped"; return 1; }
+			id=$(readelf -n "$unpacked/$f" | sed -n 's/^ *Build ID: *//p')
+			dbg=$unpacked/usr/lib/debug/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug
+			readelf -S -W "$dbg" | grep -q ' \.debug_info ' || { echo "$f: no debug info in $dbg"; return 1; }
+			readelf -p .gnu_debuglink "$unpacked/$f" | grep -q "$(echo "$id" | cut -c3-).debug" ||
+				{ echo "$f: no debuglink"; return 1; }
+		done
+		[ "$(field devcg-dbgsym Depends)" = "devcg (= $version-1)" ] &&
+			[ "$(field libdevcg$major-dbgsym Section)" = debug ]
+	}
+	check binaries_are_stripped_with_their_debug_info_in_dbgsym binaries_are_stripped_with_their_debug_info_in_dbgsym
+	# the control: the built binary has debug info, which the check sees
+	stripped_check_sees_debug_info() { ! no_debug_info "$build/devcg"; }
+	check stripped_check_sees_debug_info stripped_check_sees_debug_info
+	maintainer_is_a_name_and_an_address() {
+		for p in libdevcg$major libdevcg-dev devcg; do
+			field "$p" Maintainer | grep -q '^devcg developers <[^@ ]*@[^ >]*>$' &&
+				! field "$p" Maintainer | grep -q localhost || { echo "$p: $(field "$p" Maintainer)"; return 1; }
+		done
+	}
+	check maintainer_is_a_name_and_an_address maintainer_is_a_name_and_an_address
+	no_package_depends_on_libelf() { ! field libdevcg$major Depends | grep -q libelf && ! field devcg Depends | grep -q libelf; }
+	check no_package_depends_on_libelf no_package_depends_on_libelf
+	if command -v lintian >/dev/null; then
+		check lintian_finds_no_error lintian --fail-on error "$build"/deb/libdevcg"$major"_*.deb "$build"/deb/devcg_*.deb
+	else
+		skp lintian_finds_no_error "lintian is not installed (optional)"
+	fi
 	# a real dpkg install into a scratch root (its dependencies are the
 	# host's, so they are forced), then the installed CLI runs
 	packages_install_with_dpkg_and_the_cli_runs() {
@@ -157,7 +234,7 @@ else
 		mkdir -p "$r/var/lib/dpkg/updates" "$r/var/lib/dpkg/info" && touch "$r/var/lib/dpkg/status" &&
 			dpkg --root="$r" --force-depends --force-script-chrootless --log=/dev/null \
 				-i "$build"/deb/*.deb >/dev/null 2>&1 &&
-			[ "$(dpkg --root="$r" -l | grep -c '^ii')" = 3 ] &&
+			[ "$(dpkg --root="$r" -l | grep -c '^ii')" = 5 ] &&
 			[ "$("$r/usr/bin/devcg" --version)" = "devcg $version" ]
 	}
 	check packages_install_with_dpkg_and_the_cli_runs packages_install_with_dpkg_and_the_cli_runs

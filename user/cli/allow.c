@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
-// devcg allow: add one rule to a cgroup's live policy (compare-and-swap).
+// devcg allow: add rules to a cgroup's live policy (one compare-and-swap).
 #include "cli.h"
 
 static int run(struct cli *cli, int argc, char **argv)
@@ -10,11 +10,13 @@ static int run(struct cli *cli, int argc, char **argv)
 const struct verb verb_allow = {
 	.name = "allow",
 	.run = run,
-	.summary = "apply one allow rule to a cgroup's live policy",
+	.summary = "apply allow rules to a cgroup's live policy",
 	.usage =
-	"Usage: devcg allow [-j] [--audit] [--force] [--no-systemd] CGROUP RULE\n\n"
-	"Read the live policy of CGROUP, apply RULE as a write to devices.allow, and\n"
-	"swap the result in naming the exact program read (compare-and-swap): when\n"
+	"Usage: devcg allow [-j] [--audit] [--force] [--no-systemd] CGROUP RULE...\n\n"
+	"Read the live policy of CGROUP, apply each RULE in order as a write to\n"
+	"devices.allow, and swap the result in once, naming the exact program read\n"
+	"(compare-and-swap): every RULE is applied or none (a bad one changes\n"
+	"nothing). When\n"
 	"another writer replaced it meanwhile, re-read and retry, so no update is\n"
 	"lost. A cgroup without device programs starts from allow-all; one with only\n"
 	"others' programs (a runtime's) is refused, since their rules cannot be read:\n"
@@ -24,14 +26,16 @@ const struct verb verb_allow = {
 	"--help'). A root cgroup is refused, as by\n"
 	"'devcg replace'. RULE is\n"
 	"'c 1:9 rwm', 'a', '/dev/null rw', 'char-pts', ... (the verb is implied; a\n"
-	"rule that says 'deny' is refused).\n\n"
+	"rule that says 'deny' is refused), one device rule per argument.\n\n"
 	"Options:\n"
 	"      --audit  the new filter reports denials to its ring buffer\n"
 	"      --force  on a cgroup with only others' device programs, start from\n"
 	"               allow-all and replace them (without it: refused)\n"
 	"      --no-systemd  do not keep a systemd unit's DeviceAllow= in step\n"
-	"  -j, --json   print {\"cgroup\", \"prog_id\", \"replaced_id\", \"rule\", \"systemd\"}\n"
+	"  -j, --json   print {\"cgroup\", \"prog_id\", \"replaced_id\", \"rules\": [...],\n"
+	"               \"systemd\"}, and \"rule\" when one RULE is given\n"
 	"  -h, --help   this help\n\n"
 	"Example:\n"
-	"  devcg allow /sys/fs/cgroup/mycontainer 'c 10:200 rwm'\n",
+	"  devcg allow /sys/fs/cgroup/mycontainer 'c 10:200 rwm'\n"
+	"  devcg allow mycontainer 'c 226:0 rw' 'c 226:128 rw'\n",
 };

@@ -170,13 +170,13 @@ int cli_hotplug(struct cli *cli, int argc, char **argv, bool attach, const struc
 	DEVCG_OPTS(devcg_hotplug_opts, o);
 	uint32_t mode = 0, uid = 0, gid = 0, pid = 0;
 	uint8_t set = 0, access = 0;
-	int c, ncdi = 0, ndirs = 0, ndevs, i, ret;
+	int c, ncdi = 0, ndirs = 0, ndevs, i, ret, li = -1;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:jh", opts, NULL)) != -1) {
-		/* what only attach takes */
-		if (!attach && strchr("aMUGm", c) && c)
-			return cli_usage(cli, "unknown option");
+	while ((c = getopt_long(argc, argv, "p:jh", opts, &li)) != -1) {
+		/* what only attach takes (long options only) */
+		if (!attach && strchr("aMUGm", c) && c && li >= 0)
+			return cli_usage(cli, "unknown option '--%s' (an attach option)", opts[li].name);
 		switch (c) {
 		case 'p':
 			if (parse_uint(optarg, 10, 0x7fffffff, &pid) || !pid)
@@ -225,7 +225,7 @@ int cli_hotplug(struct cli *cli, int argc, char **argv, bool attach, const struc
 		case 'S': o.no_systemd = true; break;
 		case 'j': cli->json = true; break;
 		case 'h': return cli_help(v);
-		default: return cli_usage(cli, "unknown option");
+		default: return cli_bad_option(cli, argv, "p:jh");
 		}
 	}
 	if (!pid) {

@@ -34,6 +34,20 @@ static int report(struct cli *cli, const char *where, int allow, bool decided,
 	return allow ? EXIT_OK : EXIT_ERROR;
 }
 
+/* A request the kernel allows without asking (device 0:0): the reason. */
+static int report_unchecked(struct cli *cli)
+{
+	static const char why[] = "the kernel does not check device 0:0 (only a block mknod): "
+				  "an inode without a device number, or an overlayfs whiteout";
+
+	if (cli->json)
+		cli_print_json(json_pack("{s:s, s:s, s:s}", "decision", "allow", "decided_by", "kernel",
+					 "reason", why));
+	else
+		printf("allow (%s)\n", why);
+	return EXIT_OK;
+}
+
 /* Where program P is attached, for messages. */
 static void where_of(const struct devcg_program *p, char *buf, size_t len)
 {
@@ -83,12 +97,16 @@ static int check_live(struct cli *cli, int argc, char **argv)
 		return EXIT_FAILED;
 	}
 	ret = devcg_state_check(state, type, major, minor, access, &by, &ex, &decided);
-	if (ret == -EOPNOTSUPP) {
+	if (!devcg_request_checked(type, major, minor, access)) {
+		ret = report_unchecked(cli);
+	} else if (ret == -EOPNOTSUPP) {
 		char where[4200];
+
+		char name[80];
 
 		where_of(by, where, sizeof(where));
 		cli_failf(cli, ret, "cannot decide: foreign %s (%s) applies and devcg cannot read "
-			  "its rules", where, by->name);
+			  "its rules", where, cli_prog_name(by->name, name, sizeof(name)));
 		ret = EXIT_FAILED;
 	} else if (ret < 0) {
 		cli_failf(cli, ret, "malformed request");
@@ -141,7 +159,7 @@ static int run(struct cli *cli, int argc, char **argv)
 		case 'h':
 			return cli_help(&verb_check);
 		default:
-			return cli_usage(cli, "unknown option");
+			return cli_bad_option(cli, argv, "+r:jh");
 		}
 	}
 	if (!rules_file)
@@ -158,6 +176,13 @@ static int run(struct cli *cli, int argc, char **argv)
 	}
 	if (ret)
 		return EXIT_FAILED;
+	if (!devcg_request_checked(type, major, minor, access)) {
+		devcg_policy_free(policy);
+		return report_unchecked(cli);
+	}
+	/* a block 0:0 request is asked about its mknod alone */
+	if (!major && !minor)
+		access = DEVCG_ACC_MKNOD;
 	ret = devcg_policy_check(policy, type, major, minor, access, &ex, &decided);
 	ret = report(cli, NULL, ret, decided, &ex, devcg_policy_default_allow(policy));
 	devcg_policy_free(policy);
@@ -173,7 +198,10 @@ const struct verb verb_check = {
 	"       devcg check [-j] CGROUP TYPE MAJOR:MINOR ACCESS\n\n"
 	"Decide a request as the kernel's devices controller would: TYPE is c or b,\n"
 	"MAJOR:MINOR are numbers, ACCESS is letters of rwm, or '-' for none (what\n"
-	"access(2) with F_OK asks). Prints allow or deny and what decided it. With\n"
+	"access(2) with F_OK asks). Prints allow or deny and what decided it. Device\n"
+	"0:0 is allowed, as the kernel never checks it (an inode without a device\n"
+	"number; a char 0:0 mknod is an overlayfs whiteout), except a block 0:0\n"
+	"mknod, which is decided for its 'm' alone. With\n"
 	"CGROUP, decide against the live policies of every device program that runs\n"
 	"for it (its own and its ancestors') and name the one that denies. The\n"
 	"programs are those the kernel runs for the cgroup (however CGROUP reaches it:\n"
@@ -185,7 +213,8 @@ const struct verb verb_check = {
 	"Any other foreign program makes the answer unknown (exit 3).\n\n"
 	"Options:\n"
 	"  -r, --rules FILE  the policy, as rules ('-' for stdin)\n"
-	"  -j, --json        print {\"decision\", \"decided_by\", \"exception\", \"by\"}\n"
+	"  -j, --json        print {\"decision\", \"decided_by\" (exception, default or\n"
+	"                    kernel), \"exception\", \"by\", \"reason\"}\n"
 	"  -h, --help        this help\n\n"
 	"Exit status: 0 allow, 1 deny, 2 usage error, 3 other failure.\n\n"
 	"Examples:\n"

@@ -30,6 +30,9 @@ extern const struct verb verb_attach, verb_detach;
 
 /* Print a usage error and a one-line hint; returns EXIT_USAGE. */
 int cli_usage(struct cli *cli, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The usage error for the option getopt_long() just refused (returned
+ * '?'), OPTSTRING being the short options given to it: one line. */
+int cli_bad_option(struct cli *cli, char **argv, const char *optstring);
 /* Print a failure (text on stderr, or {"error": ...} on stdout with -j). */
 int cli_fail(struct cli *cli, int code, const struct devcg_error *err);
 int cli_failf(struct cli *cli, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -90,6 +93,9 @@ const char *cli_access_string(uint32_t access, char buf[4]);
 json_t *cli_text(const char *s, size_t n);
 /* S for a terminal: escaped with devcg_escape() into BUF; returns BUF. */
 const char *cli_safe(const char *s, char *buf, size_t len);
+
+/* A program's kernel name for a message, escaped ("no name" for ""). */
+const char *cli_prog_name(const char *name, char *buf, size_t len);
 
 /* After the verb: flush and close standard output; on a write error say
  * so on stderr and return the failure code (RET when it already failed). */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
 #include <linux/magic.h>
 
@@ -23,6 +24,23 @@ int cli_usage(struct cli *cli, const char *fmt, ...)
 	fprintf(stderr, "devcg%s%s: %s", cli->verb ? " " : "", cli->verb ? cli->verb : "", safe);
 	fprintf(stderr, "\nTry 'devcg %s%s--help'.\n", cli->verb ? cli->verb : "", cli->verb ? " " : "");
 	return EXIT_USAGE;
+}
+
+int cli_bad_option(struct cli *cli, char **argv, const char *optstring)
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	bool is_long = !strncmp(arg, "--", 2);
+
+	/* getopt_long() with opterr 0 (main.c) said nothing: say it once */
+	if (!optopt)
+		return cli_usage(cli, "unknown option '%.*s'", (int)strcspn(arg, "="), arg);
+	if (is_long && strchr(arg, '='))
+		return cli_usage(cli, "option '%.*s' takes no argument", (int)strcspn(arg, "="), arg);
+	if (is_long)
+		return cli_usage(cli, "option '%s' needs an argument", arg);
+	if (optopt != ':' && optopt != '+' && optopt != '-' && strchr(optstring, optopt))
+		return cli_usage(cli, "option '-%c' needs an argument", optopt);
+	return cli_usage(cli, "unknown option '-%c'", optopt);
 }
 
 int cli_fail(struct cli *cli, int code, const struct devcg_error *err)
@@ -79,6 +97,17 @@ static void v1_advice(const char *verb, const char *dir, char *buf, size_t len)
 		snprintf(buf, len, "devcg's live filters are cgroup v2 only");
 }
 
+/* Is DIR the root of its mount (its parent on another file system, or
+ * itself)? Only for advice: the library refuses a v1 root by itself. */
+static bool v1_root(const char *dir)
+{
+	char parent[4200];
+	struct stat a, b;
+
+	snprintf(parent, sizeof(parent), "%s/..", dir);
+	return !stat(dir, &a) && !stat(parent, &b) && (a.st_dev != b.st_dev || a.st_ino == b.st_ino);
+}
+
 int cli_fail_cgroup(struct cli *cli, int code, const struct devcg_error *err, const char *cgroup)
 {
 	struct devcg_error more = { .code = code };
@@ -90,7 +119,11 @@ int cli_fail_cgroup(struct cli *cli, int code, const struct devcg_error *err, co
 	if (code != -ENOTDIR || cgroup[0] != '/' || statfs(cgroup, &sfs) ||
 	    sfs.f_type != CGROUP_SUPER_MAGIC)
 		return cli_fail(cli, code, err);
-	v1_advice(cli->verb ? cli->verb : "", cgroup, advice, sizeof(advice));
+	if (v1_root(cgroup))
+		snprintf(advice, sizeof(advice), "it is the root of the cgroup v1 devices hierarchy, "
+			 "whose devices no devcg verb changes: name a child cgroup");
+	else
+		v1_advice(cli->verb ? cli->verb : "", cgroup, advice, sizeof(advice));
 	snprintf(more.msg, sizeof(more.msg), "%s; %s", err ? err->msg : "not cgroup v2", advice);
 	return cli_fail(cli, code, &more);
 }
@@ -287,6 +320,14 @@ json_t *cli_text(const char *s, size_t n)
 	return v;
 }
 
+const char *cli_prog_name(const char *name, char *buf, size_t len)
+{
+	/* the kernel keeps "" for a program loaded without one (runc's) */
+	if (!name[0])
+		return "no name";
+	return cli_safe(name, buf, len);
+}
+
 const char *cli_safe(const char *s, char *buf, size_t len)
 {
 	devcg_escape(buf, len, s, (size_t)-1, 0);
@@ -316,9 +357,9 @@ int cli_update(struct cli *cli, int argc, char **argv, uint8_t verb, const struc
 	DEVCG_OPTS(devcg_parse_opts, po, .verb = verb);
 	struct devcg_error err = { 0 };
 	struct devcg_rules *rules;
-	struct devcg_rule rule = { 0 };
 	char text[64], safe[4096];
-	size_t n;
+	json_t *list;
+	size_t n, i;
 	int c, ret;
 
 	optind = 1;
@@ -329,39 +370,67 @@ int cli_update(struct cli *cli, int argc, char **argv, uint8_t verb, const struc
 		case 'S': ro.no_systemd = true; break;
 		case 'j': cli->json = true; break;
 		case 'h': return cli_help(v);
-		default: return cli_usage(cli, "unknown option");
+		default: return cli_bad_option(cli, argv, "jh");
 		}
 	}
-	if (argc - optind != 2)
-		return cli_usage(cli, "expected CGROUP RULE");
+	if (argc - optind < 2)
+		return cli_usage(cli, "expected CGROUP RULE...");
 	rules = devcg_rules_new();
 	if (!rules)
 		return cli_failf(cli, -ENOMEM, "out of memory");
-	/* the parser refuses a rule whose own verb is not the command's */
-	ret = devcg_rules_parse_rule(rules, argv[optind + 1], "RULE", &po, &err);
+	/* every RULE, parsed before anything is applied; the parser refuses a
+	 * rule whose own verb is not the command's */
+	for (i = optind + 1; i < (size_t)argc; i++) {
+		char source[32];
+
+		n = devcg_rules_count(rules);
+		if (argc - optind == 2)
+			snprintf(source, sizeof(source), "RULE");
+		else
+			snprintf(source, sizeof(source), "RULE %zu", i - optind);
+		ret = devcg_rules_parse_rule(rules, argv[i], source, &po, &err);
+		if (ret) {
+			devcg_rules_free(rules);
+			return cli_fail(cli, ret, &err);
+		}
+		if (devcg_rules_count(rules) != n + 1) {
+			devcg_rules_free(rules);
+			return cli_usage(cli, "%s must name one device rule (it names %zu)", source,
+					 devcg_rules_count(rules) - n);
+		}
+	}
+	/* all of them in one compare-and-swap, or none */
+	ret = devcg_update_rules(argv[optind], rules, &ro, &err);
 	if (ret) {
 		devcg_rules_free(rules);
-		return cli_fail(cli, ret, &err);
+		return cli_fail_cgroup(cli, ret, &err, argv[optind]);
 	}
 	n = devcg_rules_count(rules);
-	if (n == 1)
-		rule = *devcg_rules_get(rules, 0);
-	devcg_rules_free(rules);
-	if (n != 1)
-		return cli_usage(cli, "RULE must name one device rule (it names %zu)", n);
-	ret = devcg_update(argv[optind], &rule, &ro, &err);
-	if (ret)
-		return cli_fail_cgroup(cli, ret, &err, argv[optind]);
-	devcg_rule_format(&rule, text, sizeof(text));
-	if (cli->json)
-		cli_print_json(json_pack("{s:o, s:s, s:I, s:I, s:o}", "cgroup", cli_text(argv[optind], (size_t)-1),
-					 "rule", text, "prog_id", (json_int_t)ro.prog_id, "replaced_id",
-					 (json_int_t)ro.replaced_id, "systemd",
-					 cli_systemd_json(ro.systemd_unit, ro.systemd_entries)));
-	else
-		printf("%s: %s (program %u)\n", cli_safe(argv[optind], safe, sizeof(safe)), text, ro.prog_id);
+	list = json_array();
 	if (!cli->json)
+		printf("%s: ", cli_safe(argv[optind], safe, sizeof(safe)));
+	for (i = 0; i < n; i++) {
+		devcg_rule_format(devcg_rules_get(rules, i), text, sizeof(text));
+		json_array_append_new(list, json_string(text));
+		if (!cli->json)
+			printf("%s%s", i ? ", " : "", text);
+	}
+	devcg_rules_free(rules);
+	if (cli->json) {
+		json_t *o = json_pack("{s:o, s:o, s:I, s:I, s:o}", "cgroup", cli_text(argv[optind], (size_t)-1),
+				      "rules", list, "prog_id", (json_int_t)ro.prog_id, "replaced_id",
+				      (json_int_t)ro.replaced_id, "systemd",
+				      cli_systemd_json(ro.systemd_unit, ro.systemd_entries));
+
+		/* "rule": the one RULE, as before several were taken */
+		if (o && n == 1)
+			json_object_set(o, "rule", json_array_get(list, 0));
+		cli_print_json(o);
+	} else {
+		json_decref(list);
+		printf(" (program %u)\n", ro.prog_id);
 		cli_print_systemd(ro.systemd_unit, ro.systemd_entries);
+	}
 	return EXIT_OK;
 }
 
@@ -379,7 +448,7 @@ int cli_one_cgroup(struct cli *cli, int argc, char **argv, const struct verb *v,
 		switch (c) {
 		case 'j': cli->json = true; break;
 		case 'h': cli_help(v); return EXIT_OK;
-		default: return cli_usage(cli, "unknown option");
+		default: return cli_bad_option(cli, argv, "jh");
 		}
 	}
 	if (argc - optind != 1)

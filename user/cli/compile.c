@@ -39,7 +39,7 @@ static int run(struct cli *cli, int argc, char **argv)
 		case 'h':
 			return cli_help(&verb_compile);
 		default:
-			return cli_usage(cli, "unknown option");
+			return cli_bad_option(cli, argv, "-f:jh");
 		}
 	}
 	if (!pa.n)

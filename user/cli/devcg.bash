@@ -13,7 +13,11 @@ _devcg()
 		esac
 	done
 	if [[ -z $verb ]]; then
-		COMPREPLY=($(compgen -W "replace show check allow deny reset compile trace oci-hook attach detach -j --json -h --help -V --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "replace show check allow deny reset compile trace oci-hook attach detach help -j --json -h --help -V --version" -- "$cur"))
+		return
+	fi
+	if [[ $verb == help ]]; then
+		[[ $prev == help ]] && COMPREPLY=($(compgen -W "replace show check allow deny reset compile trace oci-hook attach detach" -- "$cur"))
 		return
 	fi
 	case $prev in

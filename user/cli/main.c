@@ -2,6 +2,7 @@
 // devcg: manage device access for cgroups with atomically swapped BPF filters.
 #include "cli.h"
 
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,14 +16,15 @@ static void usage(FILE *f)
 	size_t i;
 
 	fprintf(f, "Usage: devcg [-j] VERB [OPTIONS] [ARGS]\n"
-		   "       devcg -h | --help | -V | --version\n\n"
+		   "       devcg help [VERB] | -h | --help | -V | --version\n\n"
 		   "Device access for cgroups: the cgroup v1 devices semantics, enforced on\n"
 		   "cgroup v2 by a BPF filter that is replaced atomically.\n\nVerbs:\n");
 	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
 		fprintf(f, "  %-9s %s\n", verbs[i]->name, verbs[i]->summary);
 	fprintf(f, "\nOptions:\n"
 		   "  -j, --json     output JSON (errors too, as {\"error\": ...})\n"
-		   "  -h, --help     this help; 'devcg VERB --help' for a verb's\n"
+		   "  -h, --help     this help; 'devcg help VERB' or 'devcg VERB --help'\n"
+		   "                 for a verb's\n"
 		   "  -V, --version  print the version\n\n"
 		   "Exit status: 0 success, 1 failure, 2 usage error ('check': 0 allow,\n"
 		   "1 deny, 3 failure). Standard output that cannot be written (a full\n"
@@ -50,6 +52,19 @@ static int run(struct cli *cli, int argc, char **argv)
 	}
 	if (i == argc)
 		return cli_usage(cli, "missing VERB");
+	/* devcg help [VERB], as git and bpftool take it */
+	if (!strcmp(argv[i], "help")) {
+		if (i + 1 == argc) {
+			usage(stdout);
+			return EXIT_OK;
+		}
+		if (i + 2 < argc)
+			return cli_usage(cli, "help takes one VERB");
+		for (v = 0; v < sizeof(verbs) / sizeof(verbs[0]); v++)
+			if (!strcmp(argv[i + 1], verbs[v]->name))
+				return cli_help(verbs[v]);
+		return cli_usage(cli, "unknown verb '%s'", argv[i + 1]);
+	}
 	for (v = 0; v < sizeof(verbs) / sizeof(verbs[0]); v++) {
 		if (!strcmp(argv[i], verbs[v]->name)) {
 			cli->verb = verbs[v]->name;
@@ -62,6 +77,9 @@ static int run(struct cli *cli, int argc, char **argv)
 int main(int argc, char **argv)
 {
 	struct cli cli = { 0 };
+
+	/* the verbs say what getopt_long() refuses, once (cli_bad_option()) */
+	opterr = 0;
 
 	/* one place that sees every verb's output through */
 	return cli_finish_stdout(&cli, run(&cli, argc, argv));

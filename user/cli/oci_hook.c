@@ -123,7 +123,7 @@ static int run(struct cli *cli, int argc, char **argv)
 			devcg_rules_free(listed);
 			return cli_help(&verb_oci_hook);
 		default:
-			ret = cli_usage(cli, "unknown option");
+			ret = cli_bad_option(cli, argv, "-f:jh");
 		}
 	}
 	if (!ret && ho.annotation_may_widen && ho.annotation_allow)

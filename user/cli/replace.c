@@ -55,7 +55,7 @@ static int run(struct cli *cli, int argc, char **argv)
 		case '1': v1 = true; break;
 		case 'j': cli->json = true; break;
 		case 'h': return cli_help(&verb_replace);
-		default: return cli_usage(cli, "unknown option");
+		default: return cli_bad_option(cli, argv, "-f:jh");
 		}
 	}
 	if (!cgroup)

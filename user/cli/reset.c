@@ -19,7 +19,8 @@ static int run(struct cli *cli, int argc, char **argv)
 	if (ret < 0)
 		return cli_fail_cgroup(cli, ret, &err, cg);
 	if (cli->json)
-		cli_print_json(json_pack("{s:o, s:i, s:i}", "cgroup", cli_text(cg, (size_t)-1), "removed",
+		/* resolved, as show -j names it */
+		cli_print_json(json_pack("{s:o, s:i, s:i}", "cgroup", cli_text(o.cgroup, (size_t)-1), "removed",
 					 (int)o.removed, "links_detached", (int)o.links_detached));
 	else if (!o.removed)
 		printf("%s: no devcg filter attached\n", cli_safe(cg, safe, sizeof(safe)));
@@ -42,7 +43,8 @@ const struct verb verb_reset = {
 	"A devcg program attached through a bpf_link of another process is removed by\n"
 	"detaching that link, and the output says so.\n\n"
 	"Options:\n"
-	"  -j, --json  print {\"cgroup\", \"removed\", \"links_detached\"}\n"
+	"  -j, --json  print {\"cgroup\" (relative to the cgroup2 mount, as 'show -j'\n"
+	"              names it), \"removed\", \"links_detached\"}\n"
 	"  -h, --help  this help\n\n"
 	"Example:\n"
 	"  devcg reset /sys/fs/cgroup/mycontainer\n",

@@ -28,7 +28,7 @@ static int run(struct cli *cli, int argc, char **argv)
 	struct devcg_error err = { 0 };
 	const struct devcg_program *own;
 	struct devcg_state *state;
-	char safe[4 * 4096 + 1];
+	char safe[4 * 4096 + 1], name[80];
 	size_t i;
 	int ret;
 	const char *cg;
@@ -70,12 +70,14 @@ static int run(struct cli *cli, int argc, char **argv)
 		if (!p->visible) {
 			printf("# also applies: %s program %u (%s) on an ancestor not visible from here "
 			       "(above this mount or cgroup namespace)%s\n", p->devcg ? "devcg" : "foreign",
-			       p->id, p->name, p->devcg ? "" : "; devcg cannot read its rules");
+			       p->id, cli_prog_name(p->name, name, sizeof(name)),
+			       p->devcg ? "" : "; devcg cannot read its rules");
 			continue;
 		}
 		printf("# %s %s program %u (%s) on %s, attached %s%s\n",
 		       p->effective ? "also applies:" : "attached, not effective:",
-		       p->devcg ? "devcg" : p->systemd_unit[0] ? "systemd's" : "foreign", p->id, p->name,
+		       p->devcg ? "devcg" : p->systemd_unit[0] ? "systemd's" : "foreign", p->id,
+		       cli_prog_name(p->name, name, sizeof(name)),
 		       cli_safe(p->cgroup, safe, sizeof(safe)), mode_names[p->mode % 3],
 		       p->devcg ? "" : p->systemd_unit[0] ? "" : "; devcg cannot read its rules");
 		if (p->systemd_unit[0]) {

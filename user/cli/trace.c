@@ -799,7 +799,7 @@ static int run(struct cli *cli, int argc, char **argv)
 		case 's': to.stats = true; break;
 		case 'j': cli->json = true; break;
 		case 'h': return cli_help(&verb_trace);
-		default: return cli_usage(cli, "unknown option");
+		default: return cli_bad_option(cli, argv, "jh");
 		}
 	}
 	if (optind != argc)

@@ -231,5 +231,5 @@ _Static_assert(sizeof(struct devcg_parse_opts) == ROUND8(DEVCG_OPTS_END(devcg_pa
 	       "update DEVCG_PARSE_OPTS_VALID");
 _Static_assert(sizeof(struct devcg_replace_opts) == ROUND8(DEVCG_OPTS_END(devcg_replace_opts, systemd_entries)),
 	       "update DEVCG_REPLACE_OPTS_VALID");
-_Static_assert(sizeof(struct devcg_reset_opts) == ROUND8(DEVCG_OPTS_END(devcg_reset_opts, links_detached)),
+_Static_assert(sizeof(struct devcg_reset_opts) == ROUND8(DEVCG_OPTS_END(devcg_reset_opts, cgroup)),
 	       "update DEVCG_RESET_OPTS_VALID");

@@ -54,7 +54,7 @@ int devcg_opts_check(const void *opts, size_t known, const char *name, struct de
  * (the size assertions in error.c catch a field added past them). */
 #define DEVCG_PARSE_OPTS_VALID(opts, err) DEVCG_OPTS_VALID(opts, devcg_parse_opts, runtime, err)
 #define DEVCG_REPLACE_OPTS_VALID(opts, err) DEVCG_OPTS_VALID(opts, devcg_replace_opts, systemd_entries, err)
-#define DEVCG_RESET_OPTS_VALID(opts, err) DEVCG_OPTS_VALID(opts, devcg_reset_opts, links_detached, err)
+#define DEVCG_RESET_OPTS_VALID(opts, err) DEVCG_OPTS_VALID(opts, devcg_reset_opts, cgroup, err)
 
 /*
  * libbpf's messages (libbpf_log.c). Between begin and end, libbpf's
@@ -302,6 +302,14 @@ int devcg_filter_read(int prog_fd, struct devcg_policy **policy, bool *audit,
  * (or systemd is not PID 1), or an error.
  */
 int devcg_systemd_unit_of(const struct devcg_cgroup *cg, char *unit, size_t len, struct devcg_error *err);
+/* Every connection to systemd, readers' and writers', and each call on it
+ * (authentication included) gives up after this long: a reload under load
+ * takes seconds, a stalled re-exec minutes. */
+#define DEVCG_SYSTEMD_TIMEOUT_US 5000000ull
+/* The sockets tried, in order: the manager's private one, then the system
+ * bus (NULL: sd_bus_open_system()'s). Tests point them at their own. */
+extern const char *devcg_systemd_private_socket;
+extern const char *devcg_systemd_bus_socket;
 /* One DeviceAllow= entry: a path or pattern systemd takes, and its access. */
 struct devcg_sd_entry {
 	char path[4096];
@@ -327,9 +335,7 @@ int devcg_systemd_policy(const char *unit, const struct devcg_parse_opts *popts,
 			 struct devcg_policy **out, struct devcg_error *err);
 /* For a reader: the unit whose own cgroup is REL (the directory
  * CGROUP_FD) and its policy as devcg_systemd_policy() says it, over one
- * connection, each call bounded by DEVCG_SYSTEMD_READ_TIMEOUT_US; 1, 0
- * when it is no unit's, or an error (*OUT untouched). */
-#define DEVCG_SYSTEMD_READ_TIMEOUT_US 5000000ull
+ * connection; 1, 0 when it is no unit's, or an error (*OUT untouched). */
 int devcg_systemd_read(const char *rel, int cgroup_fd, char *unit, size_t len,
 		       struct devcg_policy **out);
 

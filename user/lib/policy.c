@@ -334,6 +334,11 @@ bool devcg_policy_equal(const struct devcg_policy *a, const struct devcg_policy 
 	return true;
 }
 
+int devcg_request_checked(uint8_t type, uint32_t major, uint32_t minor, uint8_t access)
+{
+	return major || minor || (type == DEVCG_BLOCK && (access & DEVCG_ACC_MKNOD));
+}
+
 int devcg_policy_check(const struct devcg_policy *p, uint8_t type, uint32_t major, uint32_t minor,
 		       uint8_t access, struct devcg_exception *decider, bool *decided)
 {

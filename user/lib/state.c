@@ -232,6 +232,11 @@ int devcg_state_check(const struct devcg_state *s, uint8_t type, uint32_t major,
 		*decided = false;
 	if (by)
 		*by = NULL;
+	if ((type == DEVCG_BLOCK || type == DEVCG_CHAR) && !(access & ~DEVCG_ACC_ALL) &&
+	    !devcg_request_checked(type, major, minor, access))
+		return 1; /* no program is run, a foreign one neither */
+	if (!major && !minor)
+		access = DEVCG_ACC_MKNOD; /* a block 0:0 mknod: only its 'm' is asked */
 	/* every effective program must allow (BPF_PROG_RUN_ARRAY_CG) */
 	for (i = 0; i < s->n; i++) {
 		const struct devcg_program *p = &s->progs[i];

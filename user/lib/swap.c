@@ -580,6 +580,21 @@ int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 	return devcg_update_edit(cgroup, apply_rule, (void *)rule, opts, err);
 }
 
+/* devcg_update_rules()'s edit: every rule, in order, or an error (the
+ * policy read is then dropped, not swapped). */
+static int apply_rules(struct devcg_policy *policy, void *rules, struct devcg_error *err)
+{
+	return devcg_policy_apply_all(policy, rules, err);
+}
+
+int devcg_update_rules(const char *cgroup, const struct devcg_rules *rules,
+		       struct devcg_replace_opts *opts, struct devcg_error *err)
+{
+	if (!rules || !devcg_rules_count(rules))
+		return devcg_err(err, -EINVAL, "no rule to apply");
+	return devcg_update_edit(cgroup, apply_rules, (void *)rules, opts, err);
+}
+
 /*
  * The compare-and-swap loop of devcg_update(), for any change of the live
  * policy (one rule; several at once for hot-plug): EDIT
@@ -718,6 +733,8 @@ int devcg_reset_opts(const char *cgroup, struct devcg_reset_opts *opts, struct d
 	if (!ret && found)
 		ret = devcg_err(err, -EAGAIN, "%s: other writers kept attaching devcg filters", devcg_cgroup_rel(&cg));
 	devcg_lock_release(&lock);
+	if (!ret && opts && DEVCG_OPTS_HAS(opts, devcg_reset_opts, cgroup))
+		snprintf(opts->cgroup, sizeof(opts->cgroup), "%s", devcg_cgroup_rel(&cg));
 	devcg_cgroup_close(&cg);
 	if (ret)
 		return ret;

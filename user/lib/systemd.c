@@ -36,6 +36,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/magic.h>
 #include <systemd/sd-bus.h>
@@ -73,22 +74,114 @@ static bool systemd_booted(void)
 	return booted;
 }
 
-/* The manager's private socket as root (what systemctl uses), else the
- * system bus. */
-static int bus_open(sd_bus **bus, struct devcg_error *err)
+const char *devcg_systemd_private_socket = "/run/systemd/private";
+const char *devcg_systemd_bus_socket;
+
+static uint64_t now_us(void)
 {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* Wait for B's authentication (and Hello on a bus) to finish, at most
+ * DEVCG_SYSTEMD_TIMEOUT_US: sd-bus would wait 90 s for a manager that
+ * accepted the connection and never answers (its auth timeout is not the
+ * method calls' one). */
+static int bus_ready(sd_bus *b)
+{
+	uint64_t deadline = now_us() + DEVCG_SYSTEMD_TIMEOUT_US, now;
+	int ret;
+
+	while (!(ret = sd_bus_is_ready(b))) {
+		ret = sd_bus_process(b, NULL);
+		if (ret < 0)
+			return ret;
+		if (ret > 0)
+			continue;
+		now = now_us();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		ret = sd_bus_wait(b, deadline - now);
+		if (ret < 0)
+			return ret;
+	}
+	return ret < 0 ? ret : 0;
+}
+
+/* A connection to the unix socket PATH (as a bus client when BUS), with
+ * every call bounded by DEVCG_SYSTEMD_TIMEOUT_US. */
+static int bus_connect(const char *path, bool bus, sd_bus **out)
+{
+	char addr[4200], *a = addr;
 	sd_bus *b = NULL;
 	int ret;
 
-	if (!sd_bus_new(&b) && !sd_bus_set_address(b, "unix:path=/run/systemd/private") &&
-	    !sd_bus_start(b)) {
-		*bus = b;
-		return 0;
+	/* a D-Bus address escapes every byte but [-0-9A-Za-z_/.\\*] as %XX */
+	a += sprintf(a, "unix:path=");
+	for (; *path && a < addr + sizeof(addr) - 4; path++) {
+		unsigned char c = (unsigned char)*path;
+
+		if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    strchr("-_/.\\*", c))
+			*a++ = (char)c;
+		else
+			a += sprintf(a, "%%%02x", c);
 	}
-	sd_bus_unref(b);
-	ret = sd_bus_open_system(bus);
+	if (*path)
+		return -ENAMETOOLONG;
+	*a = '\0';
+	ret = sd_bus_new(&b);
+	/* sd_bus_set_address() says 1 when it stored the address */
+	if (ret >= 0)
+		ret = sd_bus_set_address(b, addr);
+	if (ret >= 0)
+		ret = sd_bus_set_bus_client(b, bus);
+	if (ret >= 0)
+		ret = sd_bus_set_method_call_timeout(b, DEVCG_SYSTEMD_TIMEOUT_US);
+	if (ret >= 0)
+		ret = sd_bus_start(b);
+	if (ret >= 0)
+		ret = bus_ready(b);
+	if (ret < 0) {
+		sd_bus_unref(b);
+		return ret;
+	}
+	*out = b;
+	return 0;
+}
+
+/* The manager's private socket as root (what systemctl uses), else the
+ * system bus; the system bus only when the private socket cannot be
+ * connected to (not there, or not root's), since a manager that does not
+ * answer on one does not on the other. */
+static int bus_open(sd_bus **bus, struct devcg_error *err)
+{
+	const char *priv = devcg_systemd_private_socket;
+	int ret;
+
+	*bus = NULL;
+	ret = bus_connect(priv, false, bus);
+	if (!ret)
+		return 0;
+	if (ret != -ENOENT && ret != -ECONNREFUSED && ret != -EACCES && ret != -EPERM && ret != -ENOTDIR)
+		return devcg_err(err, ret, "cannot reach systemd over D-Bus (%s): %s", priv,
+				 ret == -ETIMEDOUT ? "no answer within 5 s" : strerror(-ret));
+	if (devcg_systemd_bus_socket) {
+		ret = bus_connect(devcg_systemd_bus_socket, true, bus);
+	} else {
+		ret = sd_bus_open_system(bus);
+		if (ret >= 0)
+			ret = sd_bus_set_method_call_timeout(*bus, DEVCG_SYSTEMD_TIMEOUT_US);
+		if (ret >= 0)
+			ret = bus_ready(*bus);
+		if (ret < 0)
+			*bus = sd_bus_unref(*bus);
+	}
 	if (ret < 0)
-		return devcg_err(err, ret, "cannot reach systemd over D-Bus: %s", strerror(-ret));
+		return devcg_err(err, ret, "cannot reach systemd over D-Bus: %s",
+				 ret == -ETIMEDOUT ? "no answer within 5 s" : strerror(-ret));
 	return 0;
 }
 
@@ -509,11 +602,8 @@ int devcg_systemd_read(const char *rel, int cgroup_fd, char *unit, size_t len,
 	unit[0] = '\0';
 	if (!systemd_booted() || !strcmp(rel, "/"))
 		return 0;
+	/* bounded as every caller's is (bus_open()) */
 	ret = bus_open(&bus, NULL);
-	/* a reader must not hang on a busy manager (a reload under load
-	 * takes seconds, a stalled re-exec minutes) */
-	if (!ret)
-		ret = sd_bus_set_method_call_timeout(bus, DEVCG_SYSTEMD_READ_TIMEOUT_US);
 	if (!ret)
 		ret = unit_of(bus, rel, cgroup_fd, unit, len, NULL);
 	if (ret == 1 && policy_of(bus, unit, NULL, out, NULL))
