@@ -6,7 +6,8 @@
  *
  * A version is one map, one update, a freeze and one BPF_PROG_LOAD of
  * instructions written for its value (program.c). The value is the
- * policy: a head, a hash table of the exceptions, and the exceptions no
+ * policy: a head, a hash table of the exceptions (or, where keys were
+ * chosen against its hash, the same slots sorted), and the exceptions no
  * request can match; how the table was filled (its hash multiplier, how
  * far each shape's keys lie from their first slot) is for the program
  * alone, a reader scans every slot.
@@ -38,17 +39,37 @@ static bool matchable(const struct devcg_exception *ex, unsigned int *seg)
 	return true;
 }
 
-/* Put TAG in the table of 1 << BITS slots by linear probing from its
- * first slot under MULT: how far from it it went. */
-static unsigned int insert(__u64 *slot, unsigned int bits, __u64 mult, __u64 tag)
+/*
+ * Put the K tags TAGS in the table of 1 << BITS slots by linear probing
+ * from each one's first slot under MULT, noting each one's slot in AT; as
+ * soon as one would lie DEVCG_MAX_PROBES slots or more past its first,
+ * take them all out again and fail. *WORK counts the tags placed, so that
+ * a caller can bound what failed tries cost: a try is at most K tags of at
+ * most DEVCG_MAX_PROBES slots each, whatever the keys.
+ */
+static bool place(__u64 *slot, unsigned int bits, __u64 mult, const __u64 *tags, size_t k, size_t *at,
+		  size_t *work)
 {
-	__u64 mask = (1ULL << bits) - 1, at = devcg_table_home(tag, mult, bits);
-	unsigned int d;
+	__u64 mask = (1ULL << bits) - 1;
+	size_t i, j;
 
-	for (d = 0; slot[(at + d) & mask]; d++)
-		;
-	slot[(at + d) & mask] = tag;
-	return d;
+	for (i = 0; i < k; i++) {
+		__u64 home = devcg_table_home(tags[i], mult, bits);
+		unsigned int d;
+
+		for (d = 0; d < DEVCG_MAX_PROBES && slot[(home + d) & mask]; d++)
+			;
+		if (d == DEVCG_MAX_PROBES) {
+			for (j = 0; j < i; j++)
+				slot[at[j]] = 0;
+			*work += i;
+			return false;
+		}
+		at[i] = (size_t)((home + d) & mask);
+		slot[at[i]] = tags[i];
+	}
+	*work += k;
+	return true;
 }
 
 /* The Tth hash multiplier to try: odd, 32 bits (the filter multiplies by
@@ -112,6 +133,34 @@ static __u64 choose_mult(const __u64 *tags, size_t k, unsigned int bits)
 	return best;
 }
 
+/* The hash multipliers tried at each table size, in order: the one
+ * choose_mult() finds, then others of the sequence it does not try. */
+#define HASH_TRIES 4
+
+static __u64 candidate(const __u64 *tags, size_t k, unsigned int bits, unsigned int j)
+{
+	return j ? multiplier(31 + j) : choose_mult(tags, k, bits);
+}
+
+/* Two tags in the order of a sorted table: by their keys */
+static int key_order(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a & DEVCG_TAG_KEY, y = *(const __u64 *)b & DEVCG_TAG_KEY;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Is the table of V sorted, the empty slots first? */
+static bool sorted_table(const struct devcg_policy_value *v)
+{
+	size_t n = (size_t)1 << v->head.bits, i;
+
+	for (i = 1; i < n; i++)
+		if ((v->slot[i - 1] & DEVCG_TAG_KEY) >= (v->slot[i] & DEVCG_TAG_KEY) && v->slot[i - 1])
+			return false;
+	return true;
+}
+
 /* Note in TABLE where TAG went: D slots past its first. */
 static void note(struct devcg_table *table, __u64 tag, unsigned int d)
 {
@@ -125,10 +174,24 @@ static void note(struct devcg_table *table, __u64 tag, unsigned int d)
 		table->any_access[seg >> 2] = (int)((tag >> 40) & 0xff);
 }
 
+/* Do all the tags of V's table lie fewer than DEVCG_MAX_PROBES slots past
+ * their first under MULT? */
+static bool fits(const struct devcg_policy_value *v, __u64 mult)
+{
+	size_t n = (size_t)1 << v->head.bits, i;
+
+	for (i = 0; i < n; i++)
+		if (v->slot[i] && ((i - devcg_table_home(v->slot[i], mult, v->head.bits)) & (n - 1)) >=
+					  DEVCG_MAX_PROBES)
+			return false;
+	return true;
+}
+
 int devcg_table_of(const struct devcg_policy_value *v, struct devcg_table *table)
 {
 	size_t n = (size_t)1 << v->head.bits, i, k = 0;
 	__u64 *tags = malloc(n * sizeof(*tags));
+	unsigned int j;
 
 	if (!tags)
 		return -ENOMEM;
@@ -137,24 +200,117 @@ int devcg_table_of(const struct devcg_policy_value *v, struct devcg_table *table
 	for (i = 0; i < n; i++)
 		if (v->slot[i])
 			tags[k++] = v->slot[i];
-	table->mult = choose_mult(tags, k, v->head.bits);
+	/* a hash table's keys lie within DEVCG_MAX_PROBES of their first
+	 * slot: longer lookups are a sorted table's binary search */
+	table->sorted = v->head.probes > DEVCG_MAX_PROBES && sorted_table(v);
+	/* the first multiplier tried under which every key lies where a
+	 * lookup finds it (a table of an older devcg: the first) */
+	for (j = 0; j < HASH_TRIES && !table->sorted; j++) {
+		table->mult = candidate(tags, k, v->head.bits, j);
+		if (fits(v, table->mult))
+			break;
+	}
+	if (j == HASH_TRIES)
+		table->mult = candidate(tags, k, v->head.bits, 0);
 	free(tags);
 	for (i = 0; i < n; i++)
 		if (v->slot[i])
-			note(table, v->slot[i],
+			note(table, v->slot[i], table->sorted ? 0 :
 			     (unsigned int)((i - devcg_table_home(v->slot[i], table->mult, v->head.bits)) & (n - 1)));
+	return 0;
+}
+
+/*
+ * The table of V (the K tags TAGS, the '*:*' ones last) in T: a hash table
+ * under the first multiplier and size tried that puts every key fewer
+ * than DEVCG_MAX_PROBES slots past its first, or, where none does (keys
+ * chosen against the multipliers, or too many for the largest table), the
+ * tags sorted by key, the empty slots first, for a binary search. A
+ * lookup reads at most DEVCG_MAX_PROBES slots of a hash table, or bits + 1
+ * of a sorted one (head.probes: more than DEVCG_MAX_PROBES). The failed
+ * tries stop after about 4 * K tags placed, so a table costs a few
+ * placements of its keys and a sort at most, whatever the keys. *V is
+ * allocated here with room for OTHERS exceptions after the table; 0 or
+ * -ENOMEM.
+ */
+static int fill_table(const __u64 *tags, size_t k, size_t others, struct devcg_policy_value **out, size_t *size,
+		      struct devcg_table *t)
+{
+	size_t *at = malloc((k ? k : 1) * sizeof(*at)), work = 0, budget = 4 * k + 4096, i;
+	struct devcg_policy_value *v = NULL;
+	unsigned int bits = 1, j, probes = 0;
+	bool placed = false, nomem = false;
+	__u64 *sorted;
+
+	if (!at)
+		return -ENOMEM;
+	/* at most half full, and a sixteenth for small policies (up to 4,096
+	 * slots, 32 KiB), where a multiplier that gives every key a slot of
+	 * its own is quick to find: one slot read per lookup, fewer
+	 * instructions to verify and to run; larger while no multiplier puts
+	 * every key near its slot, up to 2 MiB (an array's value may not
+	 * exceed KMALLOC_MAX_SIZE, kernel/bpf/arraymap.c) */
+	while ((1ULL << bits) < 2 * k || ((1ULL << bits) < 16 * k && bits < 12))
+		bits++;
+	for (; bits <= TABLE_BITS_MAX && !placed && work <= budget; bits++) {
+		free(v);
+		*size = sizeof(v->head) + ((size_t)1 << bits) * sizeof(v->slot[0]) + others * sizeof(struct devcg_entry);
+		v = calloc(1, *size);
+		if ((nomem = !v))
+			break;
+		for (j = 0; j < HASH_TRIES && !placed && work <= budget; j++) {
+			t->mult = candidate(tags, k, bits, j);
+			placed = place(v->slot, bits, t->mult, tags, k, at, &work);
+		}
+	}
+	if (placed) {
+		bits--;
+		for (i = 0, probes = 0; i < k; i++) {
+			unsigned int d = (unsigned int)((at[i] - devcg_table_home(tags[i], t->mult, bits)) &
+							(((size_t)1 << bits) - 1));
+
+			note(t, tags[i], d);
+			probes = d + 1 > probes ? d + 1 : probes;
+		}
+	}
+	free(at);
+	if (!placed && !nomem) {
+		/* sorted: more than DEVCG_MAX_PROBES slots a lookup, so that
+		 * the head tells the layouts apart */
+		free(v);
+		for (bits = DEVCG_MAX_PROBES; ((size_t)1 << bits) < k; bits++)
+			;
+		*size = sizeof(v->head) + ((size_t)1 << bits) * sizeof(v->slot[0]) + others * sizeof(struct devcg_entry);
+		v = calloc(1, *size);
+		if (v) {
+			sorted = &v->slot[((size_t)1 << bits) - k];
+			memcpy(sorted, tags, k * sizeof(*tags));
+			qsort(sorted, k, sizeof(*sorted), key_order);
+			t->sorted = true;
+			t->mult = 0;
+			for (i = 0; i < k; i++)
+				note(t, tags[i], 0);
+			probes = bits + 1;
+		}
+	}
+	if (!v)
+		return -ENOMEM;
+	v->head.bits = bits;
+	v->head.probes = probes;
+	*out = v;
 	return 0;
 }
 
 int devcg_filter_value(const struct devcg_policy *policy, bool audit, struct devcg_policy_value **out,
 		       size_t *size, struct devcg_table *t)
 {
-	size_t n = devcg_policy_count(policy), i, k = 0, others, table;
+	size_t n = devcg_policy_count(policy), i, k = 0, others;
 	struct devcg_exception *ex = malloc((n ? n : 1) * sizeof(*ex));
 	__u64 *tags = malloc((n ? n : 1) * sizeof(*tags));
 	struct devcg_policy_value *v = NULL;
 	struct devcg_entry *far;
-	unsigned int bits = 1, probes = 0, seg, present = 0, pass;
+	unsigned int seg, present = 0, pass;
+	int ret;
 
 	if (!ex || !tags) {
 		free(ex);
@@ -171,40 +327,15 @@ int devcg_filter_value(const struct devcg_policy *policy, bool audit, struct dev
 						      ex[i].minor == DEVCG_ANY ? 0 : ex[i].minor);
 			}
 	others = n - k;
-	/* at most half full, and a sixteenth for small policies (up to 4,096
-	 * slots, 32 KiB), where a multiplier that gives every key a slot of
-	 * its own is quick to find: one slot read per lookup, fewer
-	 * instructions to verify and to run; larger while some key lies too
-	 * far from its slot, up to 2 MiB (an array's value may not exceed
-	 * KMALLOC_MAX_SIZE, kernel/bpf/arraymap.c): beyond that the longest
-	 * probe is what it is */
-	while ((1ULL << bits) < 2 * k || ((1ULL << bits) < 16 * k && bits < 12))
-		bits++;
-	for (;; bits++) {
-		table = (size_t)1 << bits;
-		*size = sizeof(v->head) + table * sizeof(v->slot[0]) + others * sizeof(*far);
-		free(v);
-		v = calloc(1, *size);
-		if (!v)
-			break;
-		memset(t, 0, sizeof(*t));
-		t->any_access[0] = t->any_access[1] = -1;
-		t->mult = choose_mult(tags, k, bits);
-		for (i = 0, probes = 0; i < k; i++) {
-			unsigned int d = insert(v->slot, bits, t->mult, tags[i]);
-
-			note(t, tags[i], d);
-			probes = d + 1 > probes ? d + 1 : probes;
-		}
-		if (probes <= DEVCG_MAX_PROBES || bits >= TABLE_BITS_MAX)
-			break;
-	}
+	memset(t, 0, sizeof(*t));
+	t->any_access[0] = t->any_access[1] = -1;
+	ret = fill_table(tags, k, others, &v, size, t);
 	free(tags);
-	if (!v) {
+	if (ret) {
 		free(ex);
-		return -ENOMEM;
+		return ret;
 	}
-	far = (struct devcg_entry *)&v->slot[table];
+	far = (struct devcg_entry *)&v->slot[(size_t)1 << v->head.bits];
 	for (i = 0; i < n; i++)
 		if (!matchable(&ex[i], &seg))
 			far[v->head.others++] = (struct devcg_entry){ .type = ex[i].type, .major = ex[i].major,
@@ -216,8 +347,6 @@ int devcg_filter_value(const struct devcg_policy *policy, bool audit, struct dev
 	v->head.count = (__u32)n;
 	v->head.audit = audit;
 	v->head.present = present;
-	v->head.bits = bits;
-	v->head.probes = probes;
 	*out = v;
 	return 0;
 }
