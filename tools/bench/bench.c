@@ -15,10 +15,16 @@
 //            of a shared machine);
 //   gap      EPERMs readers see during swaps: v1 deny-all replay,
 //            devcg replace --v1, devcg on v2;
-//   trace    the open loop with and without `devcg trace`; its event rate.
+//   trace    the open loop with and without `devcg trace`; its event rate;
+//   crafted  at about 10,000 and 100,000 rules chosen against the filter's
+//            hash (tests/crafted.h: all sharing one first slot under the
+//            old fixed multiplier, and 16 against each multiplier devcg
+//            then tries, so that its table is sorted): devcg_replace()
+//            beside the floor, and the per-open cost.
 #include "devcg.h"
 #include "harness.h"
 #include "internal.h" /* devcg_filter_load(): one version alone, for the breakdown */
+#include "crafted.h"
 #include "reader.h"
 #include "scratch.h"
 
@@ -1107,6 +1113,116 @@ static void row_scale(int n, json_t *row)
 	devcg_policy_free(b);
 }
 
+/*
+ * About N exceptions chosen against the filter's hash (tests/crafted.h),
+ * on DEFAULT_ALLOW, from the first slot FIRST: one of each other key
+ * shape too, so that an open looks up every shape; none matches
+ * /dev/null (c 1:3).
+ */
+static struct devcg_policy *crafted_bench_policy(int n, bool default_allow, uint32_t first)
+{
+	struct devcg_policy *p = devcg_policy_new();
+	struct devcg_rule r = { .verb = default_allow ? DEVCG_VERB_ALLOW : DEVCG_VERB_DENY, .type = DEVCG_ALL,
+				.access = DEVCG_ACC_ALL, .major = DEVCG_ANY, .minor = DEVCG_ANY };
+
+	if (!p || devcg_policy_apply(p, &r, NULL))
+		die("crafted policy");
+	crafted_add(p, CRAFTED_OLD_MULT, first, (size_t)n - 100);
+	r.verb = default_allow ? DEVCG_VERB_DENY : DEVCG_VERB_ALLOW;
+	r.type = DEVCG_CHAR;
+	r.major = 7;
+	devcg_policy_apply(p, &r, NULL);
+	r.type = DEVCG_BLOCK;
+	r.major = DEVCG_ANY;
+	r.minor = 7;
+	devcg_policy_apply(p, &r, NULL);
+	if (crafted_against_every_multiplier(p, false) < 0)
+		die("crafted policy: devcg still hashes it");
+	return p;
+}
+
+static void row_crafted(int n, json_t *row)
+{
+	struct devcg_policy *a = crafted_bench_policy(n, false, 1000), *b = crafted_bench_policy(n, false, 3000),
+			    *p = crafted_bench_policy(n, true, 5000);
+	int reps = quick ? 9 : n > 10000 ? 21 : 60, rounds = quick ? 3 : 9, ms = quick ? 30 : 50, i, prev = -1;
+	double *v = calloc((size_t)reps, sizeof(double)), *fl = calloc((size_t)reps, sizeof(double)),
+	       *ratio = calloc((size_t)reps, sizeof(double)), rd[16], none_ops[16];
+	char cg[4096], fcg[4096], none[4096], dev[4096];
+	struct devcg_policy_value *pv;
+	struct devcg_table t;
+	void *val[2];
+	size_t vsize[2], size;
+	int fcg_fd;
+
+	if (!v || !fl || !ratio || devcg_filter_value(a, false, &pv, &size, &t))
+		die("crafted");
+	json_object_set_new(row, "rules", json_integer((json_int_t)devcg_policy_count(a)));
+	json_object_set_new(row, "layout", json_string(t.sorted ? "sorted" : "hash"));
+	json_object_set_new(row, "lookup_slots", json_integer(pv->head.probes));
+	free(pv);
+	make_cg(cg, sizeof(cg));
+	make_cg(fcg, sizeof(fcg));
+	if (devcg_replace(cg, b, NULL, NULL))
+		die("devcg_replace");
+	val[1] = devcg_value(cg, &vsize[1]);
+	if (devcg_replace(cg, a, NULL, NULL))
+		die("devcg_replace");
+	val[0] = devcg_value(cg, &vsize[0]);
+	fcg_fd = open(fcg, O_RDONLY | O_DIRECTORY);
+	if (fcg_fd < 0)
+		die(fcg);
+	floor_swap(fcg_fd, val[0], vsize[0], &prev, false);
+	/* devcg and the floor with the same bytes, in alternation */
+	for (i = 0; i < reps; i++) {
+		uint64_t t0 = now_ns();
+
+		if (devcg_replace(cg, i % 2 ? a : b, NULL, NULL))
+			die("devcg_replace");
+		v[i] = (double)(now_ns() - t0) / 1e6;
+		t0 = now_ns();
+		floor_swap(fcg_fd, val[i % 2 ? 0 : 1], vsize[i % 2 ? 0 : 1], &prev, false);
+		fl[i] = (double)(now_ns() - t0) / 1e6;
+		ratio[i] = v[i] / fl[i];
+	}
+	close(prev);
+	close(fcg_fd);
+	json_object_set_new(row, "policy_value_bytes", json_integer((json_int_t)vsize[0]));
+	json_object_set_new(row, "verified_insns", json_integer(verified_insns));
+	json_object_set_new(row, "replace_lib_ms", stats_json(summarize(v, reps), "ms"));
+	json_object_set_new(row, "replace_floor_ms", stats_json(summarize(fl, reps), "ms"));
+	json_object_set_new(row, "replace_vs_floor", stats_json(summarize(ratio, reps), "x"));
+	free(val[0]);
+	free(val[1]);
+
+	/* the open loop: no program, and devcg's filter of crafted deny
+	 * exceptions on default allow, alternated */
+	make_cg(none, sizeof(none));
+	make_cg(dev, sizeof(dev));
+	if (devcg_replace(dev, p, NULL, NULL))
+		die("devcg_replace");
+	for (i = 0; i < rounds; i++) {
+		double base = best_opens_per_second(none, 5, ms), d = best_opens_per_second(dev, 5, ms);
+
+		none_ops[i] = (base + best_opens_per_second(none, 5, ms)) / 2;
+		rd[i] = none_ops[i] / d;
+	}
+	json_object_set_new(row, "opens_per_s_none", stats_json(summarize(none_ops, rounds), "1/s"));
+	json_object_set_new(row, "cost_devcg", stats_json(summarize(rd, rounds), "x"));
+	fprintf(stderr, "  %6zu crafted rules (%s table, lookups of %d slots, %d instructions): devcg_replace "
+		"%.3f ms median, floor %.3f ms, ratio %.2fx; per open %.3fx of no program\n",
+		devcg_policy_count(a), t.sorted ? "a sorted" : "a hash",
+		(int)json_integer_value(json_object_get(row, "lookup_slots")), verified_insns,
+		summarize(v, reps).median, summarize(fl, reps).median, summarize(ratio, reps).median,
+		summarize(rd, rounds).median);
+	free(v);
+	free(fl);
+	free(ratio);
+	devcg_policy_free(a);
+	devcg_policy_free(b);
+	devcg_policy_free(p);
+}
+
 static bool want(const char *row)
 {
 	size_t n = strlen(row);
@@ -1164,6 +1280,20 @@ static void bench(void)
 		fprintf(stderr, "bench: trace cost\n");
 		row_trace(results);
 		scratch_cleanup();
+	}
+	if (want("crafted")) {
+		static const int counts[] = { 10000, 100000 };
+		json_t *crafted = json_array();
+
+		fprintf(stderr, "bench: rules crafted against the filter's hash\n");
+		for (s = 0; s < 2; s++) {
+			json_t *row = json_object();
+
+			row_crafted(counts[s], row);
+			json_array_append_new(crafted, row);
+			scratch_cleanup();
+		}
+		json_object_set_new(results, "crafted", crafted);
 	}
 }
 

@@ -40,36 +40,89 @@ static bool matchable(const struct devcg_exception *ex, unsigned int *seg)
 }
 
 /*
- * Put the K tags TAGS in the table of 1 << BITS slots by linear probing
- * from each one's first slot under MULT, noting each one's slot in AT; as
- * soon as one would lie DEVCG_MAX_PROBES slots or more past its first,
- * take them all out again and fail. *WORK counts the tags placed, so that
- * a caller can bound what failed tries cost: a try is at most K tags of at
- * most DEVCG_MAX_PROBES slots each, whatever the keys.
+ * The longest lookup the K tags TAGS would need in a table of 1 << BITS
+ * slots filled under MULT by insert() (Robin Hood: in each run of slots
+ * the keys lie in the order of their first slots, which makes the
+ * longest lookup as short as any placement can), or more than
+ * DEVCG_MAX_PROBES as soon as it is longer: counted, not placed, with a
+ * byte a slot in COUNT, so that a try that fails touches no table. The
+ * keys with first slot I lie after those carried from the slots before
+ * it: their longest lookup is the carry in plus their count. Two sweeps:
+ * the first starts with no carry (its carries are at most the true ones)
+ * and ends with the true carry into slot 0, with which the second starts,
+ * until a slot carries none (from there both sweeps agree).
  */
-static bool place(__u64 *slot, unsigned int bits, __u64 mult, const __u64 *tags, size_t k, size_t *at,
-		  size_t *work)
+static unsigned int longest(const __u64 *tags, size_t k, unsigned int bits, __u64 mult, uint8_t *count)
 {
-	__u64 mask = (1ULL << bits) - 1;
-	size_t i, j;
+	size_t n = (size_t)1 << bits, i, carry = 0, most = 0;
+	int pass;
 
-	for (i = 0; i < k; i++) {
-		__u64 home = devcg_table_home(tags[i], mult, bits);
-		unsigned int d;
-
-		for (d = 0; d < DEVCG_MAX_PROBES && slot[(home + d) & mask]; d++)
-			;
-		if (d == DEVCG_MAX_PROBES) {
-			for (j = 0; j < i; j++)
-				slot[at[j]] = 0;
-			*work += i;
-			return false;
+	memset(count, 0, n);
+	for (i = 0; i < k; i++)
+		if (++count[devcg_table_home(tags[i], mult, bits)] > DEVCG_MAX_PROBES)
+			return DEVCG_MAX_PROBES + 1;
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < n && (!pass || carry); i++) {
+			if (count[i] && carry + count[i] > most) {
+				most = carry + count[i];
+				if (most > DEVCG_MAX_PROBES)
+					return DEVCG_MAX_PROBES + 1;
+			}
+			carry = carry + count[i] ? carry + count[i] - 1 : 0;
 		}
-		at[i] = (size_t)((home + d) & mask);
-		slot[at[i]] = tags[i];
+	return (unsigned int)most;
+}
+
+/* Put TAG in the table of 1 << BITS slots under MULT by linear probing
+ * from its first slot, Robin Hood: a key further from its first slot
+ * takes the place of one nearer to its own, which goes on. */
+static void insert(__u64 *slot, unsigned int bits, __u64 mult, __u64 tag)
+{
+	__u64 mask = (1ULL << bits) - 1, at = devcg_table_home(tag, mult, bits), d, there;
+
+	for (d = 0; slot[at]; at = (at + 1) & mask, d++) {
+		there = (at - devcg_table_home(slot[at], mult, bits)) & mask;
+		if (there < d) {
+			__u64 t = slot[at];
+
+			slot[at] = tag;
+			tag = t;
+			d = there;
+		}
 	}
-	*work += k;
-	return true;
+	slot[at] = tag;
+}
+
+/* Sort the K tags TAGS by key (their low 40 bits), a byte at a time; 0
+ * or -ENOMEM. */
+static int sort_by_key(__u64 *tags, size_t k)
+{
+	__u64 *tmp = malloc((k ? k : 1) * sizeof(*tmp)), *from = tags, *to = tmp, *t;
+	size_t count[256], i, sum;
+	int shift;
+
+	if (!tmp)
+		return -ENOMEM;
+	for (shift = 0; shift < 40; shift += 8) {
+		memset(count, 0, sizeof(count));
+		for (i = 0; i < k; i++)
+			count[(from[i] >> shift) & 0xff]++;
+		for (i = 0, sum = 0; i < 256; i++) {
+			size_t c = count[i];
+
+			count[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < k; i++)
+			to[count[(from[i] >> shift) & 0xff]++] = from[i];
+		t = from;
+		from = to;
+		to = t;
+	}
+	if (from != tags)
+		memcpy(tags, from, k * sizeof(*tags));
+	free(tmp);
+	return 0;
 }
 
 /* The Tth hash multiplier to try: odd, 32 bits (the filter multiplies by
@@ -140,14 +193,6 @@ static __u64 choose_mult(const __u64 *tags, size_t k, unsigned int bits)
 static __u64 candidate(const __u64 *tags, size_t k, unsigned int bits, unsigned int j)
 {
 	return j ? multiplier(31 + j) : choose_mult(tags, k, bits);
-}
-
-/* Two tags in the order of a sorted table: by their keys */
-static int key_order(const void *a, const void *b)
-{
-	__u64 x = *(const __u64 *)a & DEVCG_TAG_KEY, y = *(const __u64 *)b & DEVCG_TAG_KEY;
-
-	return x < y ? -1 : x > y;
 }
 
 /* Is the table of V sorted, the empty slots first? */
@@ -222,79 +267,78 @@ int devcg_table_of(const struct devcg_policy_value *v, struct devcg_table *table
 
 /*
  * The table of V (the K tags TAGS, the '*:*' ones last) in T: a hash table
- * under the first multiplier and size tried that puts every key fewer
- * than DEVCG_MAX_PROBES slots past its first, or, where none does (keys
- * chosen against the multipliers, or too many for the largest table), the
- * tags sorted by key, the empty slots first, for a binary search. A
- * lookup reads at most DEVCG_MAX_PROBES slots of a hash table, or bits + 1
- * of a sorted one (head.probes: more than DEVCG_MAX_PROBES). The failed
- * tries stop after about 4 * K tags placed, so a table costs a few
- * placements of its keys and a sort at most, whatever the keys. *V is
- * allocated here with room for OTHERS exceptions after the table; 0 or
- * -ENOMEM.
+ * under the first multiplier tried that puts every key fewer than
+ * DEVCG_MAX_PROBES slots past its first, at the smallest size (or the
+ * next one), or, where none does (keys chosen against the multipliers,
+ * or many keys crowding), the tags sorted by key, the empty slots first,
+ * for a binary search. A lookup reads at most DEVCG_MAX_PROBES slots of a
+ * hash table, or bits + 1 of a sorted one (head.probes: more than
+ * DEVCG_MAX_PROBES). Eight tries of K hashes and a byte a slot, one
+ * placement and a sort at most, whatever the keys. *V is allocated here
+ * with room for OTHERS exceptions after the table; 0 or -ENOMEM.
  */
 static int fill_table(const __u64 *tags, size_t k, size_t others, struct devcg_policy_value **out, size_t *size,
 		      struct devcg_table *t)
 {
-	size_t *at = malloc((k ? k : 1) * sizeof(*at)), work = 0, budget = 4 * k + 4096, i;
-	struct devcg_policy_value *v = NULL;
-	unsigned int bits = 1, j, probes = 0;
-	bool placed = false, nomem = false;
-	__u64 *sorted;
+	struct devcg_policy_value *v;
+	unsigned int bits = 1, last, j, probes = 0;
+	bool placed = false;
+	uint8_t *count;
+	size_t i, n;
 
-	if (!at)
-		return -ENOMEM;
 	/* at most half full, and a sixteenth for small policies (up to 4,096
 	 * slots, 32 KiB), where a multiplier that gives every key a slot of
 	 * its own is quick to find: one slot read per lookup, fewer
-	 * instructions to verify and to run; larger while no multiplier puts
-	 * every key near its slot, up to 2 MiB (an array's value may not
-	 * exceed KMALLOC_MAX_SIZE, kernel/bpf/arraymap.c) */
+	 * instructions to verify and to run; twice as large when no
+	 * multiplier puts every key near its slot, up to 2 MiB (an array's
+	 * value may not exceed KMALLOC_MAX_SIZE, kernel/bpf/arraymap.c) */
 	while ((1ULL << bits) < 2 * k || ((1ULL << bits) < 16 * k && bits < 12))
 		bits++;
-	for (; bits <= TABLE_BITS_MAX && !placed && work <= budget; bits++) {
-		free(v);
-		*size = sizeof(v->head) + ((size_t)1 << bits) * sizeof(v->slot[0]) + others * sizeof(struct devcg_entry);
-		v = calloc(1, *size);
-		if ((nomem = !v))
-			break;
-		for (j = 0; j < HASH_TRIES && !placed && work <= budget; j++) {
+	last = bits < TABLE_BITS_MAX ? bits + 1 : bits;
+	count = malloc((size_t)1 << last);
+	if (!count)
+		return -ENOMEM;
+	for (; bits <= last && !placed; bits++)
+		for (j = 0; j < HASH_TRIES && !placed; j++) {
 			t->mult = candidate(tags, k, bits, j);
-			placed = place(v->slot, bits, t->mult, tags, k, at, &work);
+			placed = longest(tags, k, bits, t->mult, count) <= DEVCG_MAX_PROBES;
 		}
-	}
+	free(count);
 	if (placed) {
-		bits--;
-		for (i = 0, probes = 0; i < k; i++) {
-			unsigned int d = (unsigned int)((at[i] - devcg_table_home(tags[i], t->mult, bits)) &
-							(((size_t)1 << bits) - 1));
-
-			note(t, tags[i], d);
-			probes = d + 1 > probes ? d + 1 : probes;
-		}
-	}
-	free(at);
-	if (!placed && !nomem) {
+		n = (size_t)1 << --bits;
+	} else {
 		/* sorted: more than DEVCG_MAX_PROBES slots a lookup, so that
 		 * the head tells the layouts apart */
-		free(v);
 		for (bits = DEVCG_MAX_PROBES; ((size_t)1 << bits) < k; bits++)
 			;
-		*size = sizeof(v->head) + ((size_t)1 << bits) * sizeof(v->slot[0]) + others * sizeof(struct devcg_entry);
-		v = calloc(1, *size);
-		if (v) {
-			sorted = &v->slot[((size_t)1 << bits) - k];
-			memcpy(sorted, tags, k * sizeof(*tags));
-			qsort(sorted, k, sizeof(*sorted), key_order);
-			t->sorted = true;
-			t->mult = 0;
-			for (i = 0; i < k; i++)
-				note(t, tags[i], 0);
-			probes = bits + 1;
-		}
+		n = (size_t)1 << bits;
+		t->sorted = true;
+		t->mult = 0;
 	}
+	*size = sizeof(v->head) + n * sizeof(v->slot[0]) + others * sizeof(struct devcg_entry);
+	v = calloc(1, *size);
 	if (!v)
 		return -ENOMEM;
+	if (placed) {
+		for (i = 0; i < k; i++)
+			insert(v->slot, bits, t->mult, tags[i]);
+		for (i = 0; i < n; i++)
+			if (v->slot[i]) {
+				unsigned int d = (unsigned int)((i - devcg_table_home(v->slot[i], t->mult, bits)) & (n - 1));
+
+				note(t, v->slot[i], d);
+				probes = d + 1 > probes ? d + 1 : probes;
+			}
+	} else {
+		memcpy(&v->slot[n - k], tags, k * sizeof(*tags));
+		if (sort_by_key(&v->slot[n - k], k)) {
+			free(v);
+			return -ENOMEM;
+		}
+		for (i = 0; i < k; i++)
+			note(t, tags[i], 0);
+		probes = bits + 1;
+	}
 	v->head.bits = bits;
 	v->head.probes = probes;
 	*out = v;
