@@ -1142,6 +1142,16 @@ static struct devcg_policy *crafted_bench_policy(int n, bool default_allow, uint
 	return p;
 }
 
+/* CPU time of this thread (user and system), ns: what a swap costs
+ * whatever else the machine runs */
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* The policy map values of devcg's filter for A and B, as devcg_replace()
  * installs them on CG (what the floor holds too). */
 static void crafted_values(const char *cg, struct devcg_policy *a, struct devcg_policy *b, void *val[2],
@@ -1167,7 +1177,7 @@ static void row_crafted(int n, json_t *row)
 					   { NULL, NULL } },
 			    *open_pol[2] = { crafted_bench_policy(n, true, 5000), NULL };
 	int reps = quick ? 9 : n > 10000 ? 21 : 60, rounds = quick ? 3 : 9, ms = quick ? 30 : 50, i, k;
-	double *v[2], *fl[2], *ratio[2], rd[2][16], none_ops[16];
+	double *v[2], *fl[2], *ratio[2], *cpu[2], rd[2][16], none_ops[16];
 	char cg[2][4096], fcg[2][4096], none[4096], dev[2][4096];
 	int fcg_fd[2], prev[2] = { -1, -1 }, cnt = (int)devcg_policy_count(pol[0][0]);
 	unsigned int insns[2];
@@ -1190,7 +1200,8 @@ static void row_crafted(int n, json_t *row)
 		v[k] = calloc((size_t)reps, sizeof(double));
 		fl[k] = calloc((size_t)reps, sizeof(double));
 		ratio[k] = calloc((size_t)reps, sizeof(double));
-		if (!v[k] || !fl[k] || !ratio[k])
+		cpu[k] = calloc((size_t)reps, sizeof(double));
+		if (!v[k] || !fl[k] || !ratio[k] || !cpu[k])
 			die("crafted");
 		make_cg(cg[k], sizeof(cg[k]));
 		make_cg(fcg[k], sizeof(fcg[k]));
@@ -1205,15 +1216,17 @@ static void row_crafted(int n, json_t *row)
 	 * alternation */
 	for (i = 0; i < reps; i++)
 		for (k = 0; k < 2; k++) {
-			uint64_t t0 = now_ns();
+			uint64_t t0 = now_ns(), c0 = cpu_ns(), c1;
 
 			if (devcg_replace(cg[k], pol[k][i % 2 ? 0 : 1], NULL, NULL))
 				die("devcg_replace");
 			v[k][i] = (double)(now_ns() - t0) / 1e6;
+			c1 = cpu_ns();
 			t0 = now_ns();
 			floor_swap(fcg_fd[k], val[k][i % 2 ? 0 : 1], vsize[k][i % 2 ? 0 : 1], &prev[k], false);
 			fl[k][i] = (double)(now_ns() - t0) / 1e6;
 			ratio[k][i] = v[k][i] / fl[k][i];
+			cpu[k][i] = (double)(c1 - c0) / (double)(cpu_ns() - c1);
 		}
 	/* the open loop: no program, devcg's filter of crafted deny
 	 * exceptions on default allow, of random ones, alternated */
@@ -1242,17 +1255,19 @@ static void row_crafted(int n, json_t *row)
 		json_object_set_new(o, "replace_lib_ms", stats_json(summarize(v[k], reps), "ms"));
 		json_object_set_new(o, "replace_floor_ms", stats_json(summarize(fl[k], reps), "ms"));
 		json_object_set_new(o, "replace_vs_floor", stats_json(summarize(ratio[k], reps), "x"));
+		json_object_set_new(o, "replace_vs_floor_cpu", stats_json(summarize(cpu[k], reps), "x"));
 		json_object_set_new(o, "cost_devcg", stats_json(summarize(rd[k], rounds), "x"));
 		fprintf(stderr, "  %6d %s rules (%u instructions): devcg_replace %.3f ms median, floor %.3f ms, ratio "
-			"%.2fx; per open %.3fx of no program\n", cnt, kinds[k], insns[k],
+			"%.2fx (CPU time %.2fx); per open %.3fx of no program\n", cnt, kinds[k], insns[k],
 			summarize(v[k], reps).median, summarize(fl[k], reps).median, summarize(ratio[k], reps).median,
-			summarize(rd[k], rounds).median);
+			summarize(cpu[k], reps).median, summarize(rd[k], rounds).median);
 		json_object_set_new(row, kinds[k], o);
 		free(val[k][0]);
 		free(val[k][1]);
 		free(v[k]);
 		free(fl[k]);
 		free(ratio[k]);
+		free(cpu[k]);
 		devcg_policy_free(pol[k][0]);
 		devcg_policy_free(pol[k][1]);
 		devcg_policy_free(open_pol[k]);
