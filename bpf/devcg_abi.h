@@ -51,7 +51,10 @@
  * ratio).
  */
 #define DEVCG_HASH_MULT 0x9e3779b1U
-/* a table is made larger until no key is further than this from its slot */
+/* a hash table's keys lie fewer than this many slots past their first;
+ * where no multiplier and size tried gives that (keys chosen against
+ * them), the table is sorted by key instead, and a lookup is a binary
+ * search: head.probes, more than this, says so */
 #define DEVCG_MAX_PROBES 8
 
 /* The start of the policy map's one value. */
@@ -76,8 +79,9 @@ struct devcg_entry {
 	__u32 access; /* BPF_DEVCG_ACC_* bits */
 };
 
-/* The whole value: the head, 1 << bits slots (linear probing), then the
- * others as struct devcg_entry. */
+/* The whole value: the head, 1 << bits slots (linear probing, or sorted
+ * by key with the empty ones first), then the others as struct
+ * devcg_entry. */
 struct devcg_policy_value {
 	struct devcg_policy_head head;
 	__u64 slot[];

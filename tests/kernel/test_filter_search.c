@@ -8,6 +8,7 @@
  * `show` must read every exception back.
  */
 #include "devcg.h"
+#include "crafted.h"
 #include "harness.h"
 #include "probe.h"
 #include "scratch.h"
@@ -220,6 +221,112 @@ TEST(control_a_filter_missing_one_exception_among_thousands_is_caught)
 		}
 	}
 	CHECK_MSG(less, "no exact exception of the probed devices decides a probe");
+	CHECK(!devcg_replace(b.cg, less, NULL, NULL));
+	prober_probe(&b.p, res);
+	CHECK(mismatches(pol, b.base, res, NULL) > 0);
+	CHECK_INT(mismatches(less, b.base, res, NULL), 0);
+	devcg_policy_free(pol);
+	devcg_policy_free(less);
+	teardown(&b);
+}
+
+/*
+ * A policy of the probed devices' exceptions (big_policy()) among N keys
+ * crafted against the old fixed multiplier, and (AGAINST_ALL) 16 against
+ * each multiplier devcg then tries, until it sorts the table.
+ */
+static struct devcg_policy *crafted_big_policy(size_t n, bool default_allow, bool against_all)
+{
+	struct devcg_policy *pol = big_policy(40, default_allow);
+
+	CHECK_INT(crafted_add(pol, CRAFTED_OLD_MULT, 1000, n), n);
+	if (against_all)
+		CHECK(crafted_against_every_multiplier(pol, false) >= 0);
+	return pol;
+}
+
+TEST(filters_of_keys_crafted_against_the_hash_decide_every_probe_as_the_model_and_read_back_whole)
+{
+	struct bench_cg b;
+	int round = 0;
+
+	setup(&b);
+	for (int against_all = 0; against_all < 2; against_all++)
+		for (int d = 0; d < 2; d++)
+			for (int audit = 0; audit < 2; audit++, round++) {
+				struct devcg_replace_opts o = { .sz = sizeof(o), .audit = audit };
+				struct devcg_policy *pol;
+				struct devcg_policy_value *v;
+				struct devcg_error err = { 0 };
+				struct devcg_table t;
+				struct devcg_state *s;
+				struct text out = { 0 };
+				uint8_t res[NRES];
+				size_t size;
+				int bad;
+
+				rng_state = 0xc4af7ed + (uint64_t)round;
+				pol = crafted_big_policy(16385, d, against_all);
+				/* the layout this test is about: sorted when keys
+				 * were chosen against every multiplier */
+				CHECK(!devcg_filter_value(pol, audit, &v, &size, &t));
+				CHECK_INT(t.sorted, against_all);
+				free(v);
+				CHECK_MSG(!devcg_replace(b.cg, pol, &o, &err), "%s", err.msg);
+				prober_probe(&b.p, res);
+				bad = mismatches(pol, b.base, res, &out);
+				CHECK_MSG(!bad, "%zu exceptions, default %s, %s table%s: %d probes differ from the "
+					  "model:\n%s", devcg_policy_count(pol), d ? "allow" : "deny",
+					  against_all ? "a sorted" : "a hash", audit ? ", audit" : "", bad, out.s);
+				CHECK(!devcg_state_read(b.cg, &s, NULL));
+				CHECK_MSG(devcg_policy_equal(devcg_state_own(s)->policy, pol),
+					  "%zu exceptions: the policy read back differs", devcg_policy_count(pol));
+				devcg_state_free(s);
+				devcg_policy_free(pol);
+			}
+	printf("    %d policies of keys crafted against the hash, %d probes each: all as the model\n", round,
+	       NRES);
+	teardown(&b);
+}
+
+/* Control: the sorted table's filter lacks one exact exception that
+ * decides a probe; the comparison must see it. */
+TEST(control_a_sorted_filter_missing_one_exception_is_caught)
+{
+	struct bench_cg b;
+	struct devcg_policy *pol, *less = NULL;
+	uint8_t res[NRES];
+	int i;
+
+	setup(&b);
+	rng_state = 0x50e7ed;
+	pol = crafted_big_policy(16385, false, true);
+	for (i = 0; i < NDEV && !less; i++) {
+		const struct dev *d = &devs[i];
+		int p;
+
+		less = devcg_policy_dup(pol);
+		CHECK(less);
+		add(less, DEVCG_VERB_DENY, d->type, d->major, d->minor, DEVCG_ACC_ALL);
+		for (p = 0; p < NPROBE; p++)
+			if (devcg_policy_check(pol, d->type, d->major, d->minor, probe_access[p], NULL, NULL) !=
+			    devcg_policy_check(less, d->type, d->major, d->minor, probe_access[p], NULL, NULL))
+				break;
+		if (p == NPROBE) {
+			devcg_policy_free(less);
+			less = NULL;
+		}
+	}
+	CHECK_MSG(less, "no exact exception of the probed devices decides a probe");
+	{
+		struct devcg_policy_value *v;
+		struct devcg_table t;
+		size_t size;
+
+		CHECK(!devcg_filter_value(less, false, &v, &size, &t));
+		CHECK(t.sorted);
+		free(v);
+	}
 	CHECK(!devcg_replace(b.cg, less, NULL, NULL));
 	prober_probe(&b.p, res);
 	CHECK(mismatches(pol, b.base, res, NULL) > 0);

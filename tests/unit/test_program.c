@@ -10,6 +10,7 @@
  */
 #include "testutil.h"
 #include "internal.h"
+#include "crafted.h"
 
 #include <linux/bpf.h>
 
@@ -291,8 +292,10 @@ static int differs(struct built *b, const struct devcg_policy *p, uint8_t type, 
 	return wrong;
 }
 
-/* Requests at every exception (and its numbers one off), and at random. */
-static size_t disagreements(struct built *b, const struct devcg_policy *p, size_t n, size_t *asked)
+/* Requests at every STRIDEth exception (and its numbers one off), and at
+ * random. */
+static size_t disagreements_every(struct built *b, const struct devcg_policy *p, size_t n, size_t stride,
+				  size_t *asked)
 {
 	struct devcg_exception *ex = calloc(n ? n : 1, sizeof(*ex));
 	size_t i, bad = 0;
@@ -300,7 +303,7 @@ static size_t disagreements(struct built *b, const struct devcg_policy *p, size_
 
 	CHECK(ex);
 	devcg_policy_collect(p, ex);
-	for (i = 0; i < n + 64; i++) {
+	for (i = 0; i < n + 64; i = i >= n ? i + 1 : i + stride < n ? i + stride : n) {
 		uint32_t major = i < n && ex[i].major != DEVCG_ANY ? ex[i].major : rnd() % 4096;
 		uint32_t minor = i < n && ex[i].minor != DEVCG_ANY ? ex[i].minor : rnd() % (1u << 20);
 
@@ -314,6 +317,12 @@ static size_t disagreements(struct built *b, const struct devcg_policy *p, size_
 	}
 	free(ex);
 	return bad;
+}
+
+/* Requests at every exception (and its numbers one off), and at random. */
+static size_t disagreements(struct built *b, const struct devcg_policy *p, size_t n, size_t *asked)
+{
+	return disagreements_every(b, p, n, 1, asked);
 }
 
 /* N random exceptions of the shapes SHAPES (bit 0 exact, 1 minor '*',
@@ -459,6 +468,178 @@ UTEST(a_container_policy_fits_one_page_of_verifier_data_and_only_audit_branches)
 	build(p, true, &a);
 	CHECK(jumps(&a) > 0);
 	unbuild(&a);
+	unbuild(&b);
+	devcg_policy_free(p);
+}
+
+/* Besides the keys crafted against the hash: one exception of each other
+ * shape, so that the program looks up every shape (the '*:*' one only
+ * with audit). */
+static void other_shapes(struct devcg_policy *p)
+{
+	bool allow = devcg_policy_default_allow(p);
+	struct devcg_rule r = { .verb = allow ? DEVCG_VERB_DENY : DEVCG_VERB_ALLOW, .type = DEVCG_CHAR,
+				.access = DEVCG_ACC_READ, .major = 7, .minor = DEVCG_ANY };
+
+	CHECK(!devcg_policy_apply(p, &r, NULL));
+	r.type = DEVCG_BLOCK;
+	r.major = DEVCG_ANY;
+	r.minor = 7;
+	CHECK(!devcg_policy_apply(p, &r, NULL));
+	r.minor = DEVCG_ANY;
+	r.access = DEVCG_ACC_MKNOD;
+	CHECK(!devcg_policy_apply(p, &r, NULL));
+}
+
+/* The slots the lookup of the worst placed of P's exact keys read in the
+ * table devcg wrote before: linear probing under the old fixed multiplier
+ * in its largest table (which no larger table or multiplier replaced). */
+static size_t old_longest_probe(const struct devcg_policy *p)
+{
+	size_t n = devcg_policy_count(p), i, longest = 0, mask = ((size_t)1 << CRAFTED_BITS) - 1, d;
+	struct devcg_exception *ex = calloc(n ? n : 1, sizeof(*ex));
+	uint8_t *taken = calloc(mask + 1, 1);
+
+	CHECK(ex && taken);
+	devcg_policy_collect(p, ex);
+	for (i = 0; i < n; i++) {
+		__u64 tag = DEVCG_TAG(ex[i].access, DEVCG_SEGMENT(ex[i].type, false, false), ex[i].major,
+				      ex[i].minor);
+		size_t at = (size_t)devcg_table_home(tag, CRAFTED_OLD_MULT, CRAFTED_BITS);
+
+		CHECK(ex[i].major != DEVCG_ANY && ex[i].minor != DEVCG_ANY);
+		for (d = 0; taken[(at + d) & mask]; d++)
+			;
+		taken[(at + d) & mask] = 1;
+		longest = d + 1 > longest ? d + 1 : longest;
+	}
+	free(ex);
+	free(taken);
+	return longest;
+}
+
+/* Control: the crafted keys are what the issue found, under the table
+ * devcg wrote before: every one in one run of slots, so that the lookup of
+ * the last read all of them (a slot is 10 instructions and more). */
+UTEST(control_keys_crafted_against_the_old_fixed_multiplier_made_one_lookup_read_every_slot)
+{
+	struct devcg_policy *p = crafted_policy(16385, false);
+	size_t longest;
+
+	CHECK(p);
+	CHECK_INT(devcg_policy_count(p), 16385);
+	longest = old_longest_probe(p);
+	printf("    %zu exceptions: the old table's longest lookup read %zu slots\n", devcg_policy_count(p), longest);
+	CHECK_INT(longest, 16385);
+	devcg_policy_free(p);
+}
+
+/* The bounds, whatever the keys: a lookup reads at most
+ * DEVCG_LOOKUP_MAX_SLOTS slots (a hash table's keys within
+ * DEVCG_MAX_PROBES of their first slot), and the program is at most
+ * DEVCG_PROGRAM_MAX_INSNS long. */
+static void check_bounded(const struct built *b)
+{
+	CHECK_MSG(b->v->head.probes <= (b->table.sorted ? DEVCG_LOOKUP_MAX_SLOTS : DEVCG_MAX_PROBES),
+		  "a lookup reads %u slots", b->v->head.probes);
+	CHECK_MSG(!b->table.sorted || b->v->head.probes == b->v->head.bits + 1, "a search of %u slots reads %u",
+		  1u << b->v->head.bits, b->v->head.probes);
+	CHECK_MSG(b->cnt <= DEVCG_PROGRAM_MAX_INSNS, "%zu instructions", b->cnt);
+}
+
+UTEST(keys_crafted_against_the_old_fixed_multiplier_get_bounded_lookups_a_short_program_and_the_models_decisions)
+{
+	const size_t sizes[] = { 16385, 99999 };
+	size_t s, asked = 0;
+	int d;
+
+	for (s = 0; s < 2; s++)
+		for (d = 0; d < 2; d++) {
+			struct devcg_policy *p = crafted_policy(sizes[s], d);
+			size_t n, stride;
+			struct built b, a;
+
+			CHECK(p);
+			other_shapes(p);
+			n = devcg_policy_count(p);
+			stride = n / 1500;
+			build(p, false, &b);
+			check_bounded(&b);
+			CHECK_INT(disagreements_every(&b, p, n, stride, &asked), 0);
+			build(p, true, &a);
+			check_bounded(&a);
+			CHECK_INT(disagreements_every(&a, p, n, stride, &asked), 0);
+			printf("    %zu exceptions, default %s: %s table of %u slots, lookups of up to %u slots, "
+			       "%zu instructions (%zu with audit)\n", n, d ? "allow" : "deny",
+			       b.table.sorted ? "a sorted" : "a hash", 1u << b.v->head.bits, b.v->head.probes, b.cnt,
+			       a.cnt);
+			unbuild(&a);
+			unbuild(&b);
+			devcg_policy_free(p);
+		}
+	printf("    %zu requests, all as the model\n", asked);
+}
+
+/* Keys chosen against each multiplier devcg tries in turn (read from its
+ * programs) defeat them all: the table is then sorted, and a lookup is a
+ * binary search of a bounded number of slots. */
+UTEST(keys_crafted_against_every_multiplier_get_a_sorted_table_whose_search_decides_as_the_model)
+{
+	size_t asked = 0;
+	int d;
+
+	for (d = 0; d < 2; d++) {
+		struct devcg_policy *p = crafted_policy(3000, d);
+		struct built b, a;
+		int rounds;
+
+		CHECK(p);
+		other_shapes(p);
+		rounds = crafted_against_every_multiplier(p, false);
+		CHECK_MSG(rounds >= 0, "devcg still hashes after 64 rounds of keys against its multipliers");
+		build(p, false, &b);
+		CHECK(b.table.sorted);
+		check_bounded(&b);
+		CHECK_INT(jumps(&b), 0);
+		CHECK_INT(disagreements(&b, p, devcg_policy_count(p), &asked), 0);
+		build(p, true, &a);
+		CHECK(a.table.sorted);
+		check_bounded(&a);
+		CHECK_INT(disagreements(&a, p, devcg_policy_count(p), &asked), 0);
+		a.ring_full = true;
+		CHECK_INT(disagreements_every(&a, p, devcg_policy_count(p), 7, &asked), 0);
+		printf("    %zu exceptions, default %s, after %d rounds against its multipliers: %u sorted slots, "
+		       "lookups of %u slots, %zu instructions (%zu with audit)\n", devcg_policy_count(p),
+		       d ? "allow" : "deny", rounds, 1u << b.v->head.bits, b.v->head.probes, b.cnt, a.cnt);
+		unbuild(&a);
+		unbuild(&b);
+		devcg_policy_free(p);
+	}
+	printf("    %zu requests, all as the model\n", asked);
+}
+
+/* Control: a search that halves its range one step too soon (its first
+ * step a quarter of the table, not half) is caught. */
+UTEST(control_a_sorted_tables_search_that_skips_a_step_is_caught)
+{
+	struct devcg_policy *p = crafted_policy(3000, false);
+	size_t asked = 0, i, changed = 0;
+	struct built b;
+
+	CHECK(p);
+	CHECK(crafted_against_every_multiplier(p, false) >= 0);
+	build(p, false, &b);
+	CHECK(b.table.sorted);
+	CHECK_INT(disagreements(&b, p, devcg_policy_count(p), &asked), 0);
+	/* the first step: r1 <<= bits + 2 */
+	for (i = 0; i < b.cnt && !changed; i++)
+		if (b.insn[i].code == (BPF_ALU64 | BPF_LSH | BPF_K) && b.insn[i].dst_reg == BPF_REG_1 &&
+		    b.insn[i].imm == (int)b.v->head.bits + 2) {
+			b.insn[i].imm--;
+			changed++;
+		}
+	CHECK_INT(changed, 1);
+	CHECK(disagreements(&b, p, devcg_policy_count(p), &asked) > 0);
 	unbuild(&b);
 	devcg_policy_free(p);
 }

@@ -15,10 +15,17 @@
 //            of a shared machine);
 //   gap      EPERMs readers see during swaps: v1 deny-all replay,
 //            devcg replace --v1, devcg on v2;
-//   trace    the open loop with and without `devcg trace`; its event rate.
+//   trace    the open loop with and without `devcg trace`; its event rate;
+//   crafted  at about 10,000 and 100,000 rules chosen against the filter's
+//            hash (tests/crafted.h: all sharing one first slot under the
+//            old fixed multiplier, and 16 against each multiplier devcg
+//            then tries, so that its table is sorted), and random rules
+//            of the same number in the same rounds: devcg_replace()
+//            beside the floor, and the per-open cost.
 #include "devcg.h"
 #include "harness.h"
 #include "internal.h" /* devcg_filter_load(): one version alone, for the breakdown */
+#include "crafted.h"
 #include "reader.h"
 #include "scratch.h"
 
@@ -1107,6 +1114,166 @@ static void row_scale(int n, json_t *row)
 	devcg_policy_free(b);
 }
 
+/*
+ * About N exceptions chosen against the filter's hash (tests/crafted.h),
+ * on DEFAULT_ALLOW, from the first slot FIRST: one of each other key
+ * shape too, so that an open looks up every shape; none matches
+ * /dev/null (c 1:3).
+ */
+static struct devcg_policy *crafted_bench_policy(int n, bool default_allow, uint32_t first)
+{
+	struct devcg_policy *p = devcg_policy_new();
+	struct devcg_rule r = { .verb = default_allow ? DEVCG_VERB_ALLOW : DEVCG_VERB_DENY, .type = DEVCG_ALL,
+				.access = DEVCG_ACC_ALL, .major = DEVCG_ANY, .minor = DEVCG_ANY };
+
+	if (!p || devcg_policy_apply(p, &r, NULL))
+		die("crafted policy");
+	crafted_add(p, CRAFTED_OLD_MULT, first, (size_t)n - 100);
+	r.verb = default_allow ? DEVCG_VERB_DENY : DEVCG_VERB_ALLOW;
+	r.type = DEVCG_CHAR;
+	r.major = 7;
+	devcg_policy_apply(p, &r, NULL);
+	r.type = DEVCG_BLOCK;
+	r.major = DEVCG_ANY;
+	r.minor = 7;
+	devcg_policy_apply(p, &r, NULL);
+	if (crafted_against_every_multiplier(p, false) < 0)
+		die("crafted policy: devcg still hashes it");
+	return p;
+}
+
+/* CPU time of this thread (user and system), ns: what a swap costs
+ * whatever else the machine runs */
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The policy map values of devcg's filter for A and B, as devcg_replace()
+ * installs them on CG (what the floor holds too). */
+static void crafted_values(const char *cg, struct devcg_policy *a, struct devcg_policy *b, void *val[2],
+			   size_t vsize[2])
+{
+	if (devcg_replace(cg, b, NULL, NULL))
+		die("devcg_replace");
+	val[1] = devcg_value(cg, &vsize[1]);
+	if (devcg_replace(cg, a, NULL, NULL))
+		die("devcg_replace");
+	val[0] = devcg_value(cg, &vsize[0]);
+}
+
+/*
+ * Crafted rules (crafted_bench_policy()) and, alternated with them in the
+ * same rounds, seeded random ones of the same number (random_policy()):
+ * devcg_replace() beside the floor holding the same bytes, and the open
+ * loop beside no program.
+ */
+static void row_crafted(int n, json_t *row)
+{
+	struct devcg_policy *pol[2][2] = { { crafted_bench_policy(n, false, 1000), crafted_bench_policy(n, false, 3000) },
+					   { NULL, NULL } },
+			    *open_pol[2] = { crafted_bench_policy(n, true, 5000), NULL };
+	int reps = quick ? 9 : n > 10000 ? 21 : 60, rounds = quick ? 3 : 9, ms = quick ? 30 : 50, i, k;
+	double *v[2], *fl[2], *ratio[2], *cpu[2], rd[2][16], none_ops[16];
+	char cg[2][4096], fcg[2][4096], none[4096], dev[2][4096];
+	int fcg_fd[2], prev[2] = { -1, -1 }, cnt = (int)devcg_policy_count(pol[0][0]);
+	unsigned int insns[2];
+	struct devcg_policy_value *pv;
+	struct devcg_table t;
+	void *val[2][2];
+	size_t vsize[2][2], size;
+	static const char *const kinds[2] = { "crafted", "random" };
+
+	pol[1][0] = random_policy(cnt, false, (uint64_t)n + 21, NULL);
+	pol[1][1] = random_policy(cnt, false, (uint64_t)n + 22, NULL);
+	open_pol[1] = random_policy(cnt, true, (uint64_t)n + 23, NULL);
+	if (devcg_filter_value(pol[0][0], false, &pv, &size, &t))
+		die("crafted");
+	json_object_set_new(row, "rules", json_integer(cnt));
+	json_object_set_new(row, "layout", json_string(t.sorted ? "sorted" : "hash"));
+	json_object_set_new(row, "lookup_slots", json_integer(pv->head.probes));
+	free(pv);
+	for (k = 0; k < 2; k++) {
+		v[k] = calloc((size_t)reps, sizeof(double));
+		fl[k] = calloc((size_t)reps, sizeof(double));
+		ratio[k] = calloc((size_t)reps, sizeof(double));
+		cpu[k] = calloc((size_t)reps, sizeof(double));
+		if (!v[k] || !fl[k] || !ratio[k] || !cpu[k])
+			die("crafted");
+		make_cg(cg[k], sizeof(cg[k]));
+		make_cg(fcg[k], sizeof(fcg[k]));
+		crafted_values(cg[k], pol[k][0], pol[k][1], val[k], vsize[k]);
+		insns[k] = verified_insns;
+		fcg_fd[k] = open(fcg[k], O_RDONLY | O_DIRECTORY);
+		if (fcg_fd[k] < 0)
+			die(fcg[k]);
+		floor_swap(fcg_fd[k], val[k][0], vsize[k][0], &prev[k], false);
+	}
+	/* devcg and the floor with the same bytes, crafted then random, in
+	 * alternation */
+	for (i = 0; i < reps; i++)
+		for (k = 0; k < 2; k++) {
+			uint64_t t0 = now_ns(), c0 = cpu_ns(), c1;
+
+			if (devcg_replace(cg[k], pol[k][i % 2 ? 0 : 1], NULL, NULL))
+				die("devcg_replace");
+			v[k][i] = (double)(now_ns() - t0) / 1e6;
+			c1 = cpu_ns();
+			t0 = now_ns();
+			floor_swap(fcg_fd[k], val[k][i % 2 ? 0 : 1], vsize[k][i % 2 ? 0 : 1], &prev[k], false);
+			fl[k][i] = (double)(now_ns() - t0) / 1e6;
+			ratio[k][i] = v[k][i] / fl[k][i];
+			cpu[k][i] = (double)(c1 - c0) / (double)(cpu_ns() - c1);
+		}
+	/* the open loop: no program, devcg's filter of crafted deny
+	 * exceptions on default allow, of random ones, alternated */
+	make_cg(none, sizeof(none));
+	for (k = 0; k < 2; k++) {
+		make_cg(dev[k], sizeof(dev[k]));
+		if (devcg_replace(dev[k], open_pol[k], NULL, NULL))
+			die("devcg_replace");
+	}
+	for (i = 0; i < rounds; i++) {
+		double base = best_opens_per_second(none, 5, ms), d0 = best_opens_per_second(dev[0], 5, ms),
+		       d1 = best_opens_per_second(dev[1], 5, ms);
+
+		none_ops[i] = (base + best_opens_per_second(none, 5, ms)) / 2;
+		rd[0][i] = none_ops[i] / d0;
+		rd[1][i] = none_ops[i] / d1;
+	}
+	json_object_set_new(row, "opens_per_s_none", stats_json(summarize(none_ops, rounds), "1/s"));
+	for (k = 0; k < 2; k++) {
+		json_t *o = json_object();
+
+		close(prev[k]);
+		close(fcg_fd[k]);
+		json_object_set_new(o, "policy_value_bytes", json_integer((json_int_t)vsize[k][0]));
+		json_object_set_new(o, "verified_insns", json_integer(insns[k]));
+		json_object_set_new(o, "replace_lib_ms", stats_json(summarize(v[k], reps), "ms"));
+		json_object_set_new(o, "replace_floor_ms", stats_json(summarize(fl[k], reps), "ms"));
+		json_object_set_new(o, "replace_vs_floor", stats_json(summarize(ratio[k], reps), "x"));
+		json_object_set_new(o, "replace_vs_floor_cpu", stats_json(summarize(cpu[k], reps), "x"));
+		json_object_set_new(o, "cost_devcg", stats_json(summarize(rd[k], rounds), "x"));
+		fprintf(stderr, "  %6d %s rules (%u instructions): devcg_replace %.3f ms median, floor %.3f ms, ratio "
+			"%.2fx (CPU time %.2fx); per open %.3fx of no program\n", cnt, kinds[k], insns[k],
+			summarize(v[k], reps).median, summarize(fl[k], reps).median, summarize(ratio[k], reps).median,
+			summarize(cpu[k], reps).median, summarize(rd[k], rounds).median);
+		json_object_set_new(row, kinds[k], o);
+		free(val[k][0]);
+		free(val[k][1]);
+		free(v[k]);
+		free(fl[k]);
+		free(ratio[k]);
+		free(cpu[k]);
+		devcg_policy_free(pol[k][0]);
+		devcg_policy_free(pol[k][1]);
+		devcg_policy_free(open_pol[k]);
+	}
+}
+
 static bool want(const char *row)
 {
 	size_t n = strlen(row);
@@ -1164,6 +1331,20 @@ static void bench(void)
 		fprintf(stderr, "bench: trace cost\n");
 		row_trace(results);
 		scratch_cleanup();
+	}
+	if (want("crafted")) {
+		static const int counts[] = { 10000, 100000 };
+		json_t *crafted = json_array();
+
+		fprintf(stderr, "bench: rules crafted against the filter's hash\n");
+		for (s = 0; s < 2; s++) {
+			json_t *row = json_object();
+
+			row_crafted(counts[s], row);
+			json_array_append_new(crafted, row);
+			scratch_cleanup();
+		}
+		json_object_set_new(results, "crafted", crafted);
 	}
 }
 

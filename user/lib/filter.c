@@ -6,7 +6,8 @@
  *
  * A version is one map, one update, a freeze and one BPF_PROG_LOAD of
  * instructions written for its value (program.c). The value is the
- * policy: a head, a hash table of the exceptions, and the exceptions no
+ * policy: a head, a hash table of the exceptions (or, where keys were
+ * chosen against its hash, the same slots sorted), and the exceptions no
  * request can match; how the table was filled (its hash multiplier, how
  * far each shape's keys lie from their first slot) is for the program
  * alone, a reader scans every slot.
@@ -38,17 +39,90 @@ static bool matchable(const struct devcg_exception *ex, unsigned int *seg)
 	return true;
 }
 
-/* Put TAG in the table of 1 << BITS slots by linear probing from its
- * first slot under MULT: how far from it it went. */
-static unsigned int insert(__u64 *slot, unsigned int bits, __u64 mult, __u64 tag)
+/*
+ * The longest lookup the K tags TAGS would need in a table of 1 << BITS
+ * slots filled under MULT by insert() (Robin Hood: in each run of slots
+ * the keys lie in the order of their first slots, which makes the
+ * longest lookup as short as any placement can), or more than
+ * DEVCG_MAX_PROBES as soon as it is longer: counted, not placed, with a
+ * byte a slot in COUNT, so that a try that fails touches no table. The
+ * keys with first slot I lie after those carried from the slots before
+ * it: their longest lookup is the carry in plus their count. Two sweeps:
+ * the first starts with no carry (its carries are at most the true ones)
+ * and ends with the true carry into slot 0, with which the second starts,
+ * until a slot carries none (from there both sweeps agree).
+ */
+static unsigned int longest(const __u64 *tags, size_t k, unsigned int bits, __u64 mult, uint8_t *count)
 {
-	__u64 mask = (1ULL << bits) - 1, at = devcg_table_home(tag, mult, bits);
-	unsigned int d;
+	size_t n = (size_t)1 << bits, i, carry = 0, most = 0;
+	int pass;
 
-	for (d = 0; slot[(at + d) & mask]; d++)
-		;
-	slot[(at + d) & mask] = tag;
-	return d;
+	memset(count, 0, n);
+	for (i = 0; i < k; i++)
+		if (++count[devcg_table_home(tags[i], mult, bits)] > DEVCG_MAX_PROBES)
+			return DEVCG_MAX_PROBES + 1;
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < n && (!pass || carry); i++) {
+			if (count[i] && carry + count[i] > most) {
+				most = carry + count[i];
+				if (most > DEVCG_MAX_PROBES)
+					return DEVCG_MAX_PROBES + 1;
+			}
+			carry = carry + count[i] ? carry + count[i] - 1 : 0;
+		}
+	return (unsigned int)most;
+}
+
+/* Put TAG in the table of 1 << BITS slots under MULT by linear probing
+ * from its first slot, Robin Hood: a key further from its first slot
+ * takes the place of one nearer to its own, which goes on. */
+static void insert(__u64 *slot, unsigned int bits, __u64 mult, __u64 tag)
+{
+	__u64 mask = (1ULL << bits) - 1, at = devcg_table_home(tag, mult, bits), d, there;
+
+	for (d = 0; slot[at]; at = (at + 1) & mask, d++) {
+		there = (at - devcg_table_home(slot[at], mult, bits)) & mask;
+		if (there < d) {
+			__u64 t = slot[at];
+
+			slot[at] = tag;
+			tag = t;
+			d = there;
+		}
+	}
+	slot[at] = tag;
+}
+
+/* Sort the K tags TAGS by key (their low 40 bits), a byte at a time; 0
+ * or -ENOMEM. */
+static int sort_by_key(__u64 *tags, size_t k)
+{
+	__u64 *tmp = malloc((k ? k : 1) * sizeof(*tmp)), *from = tags, *to = tmp, *t;
+	size_t count[256], i, sum;
+	int shift;
+
+	if (!tmp)
+		return -ENOMEM;
+	for (shift = 0; shift < 40; shift += 8) {
+		memset(count, 0, sizeof(count));
+		for (i = 0; i < k; i++)
+			count[(from[i] >> shift) & 0xff]++;
+		for (i = 0, sum = 0; i < 256; i++) {
+			size_t c = count[i];
+
+			count[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < k; i++)
+			to[count[(from[i] >> shift) & 0xff]++] = from[i];
+		t = from;
+		from = to;
+		to = t;
+	}
+	if (from != tags)
+		memcpy(tags, from, k * sizeof(*tags));
+	free(tmp);
+	return 0;
 }
 
 /* The Tth hash multiplier to try: odd, 32 bits (the filter multiplies by
@@ -112,6 +186,26 @@ static __u64 choose_mult(const __u64 *tags, size_t k, unsigned int bits)
 	return best;
 }
 
+/* The hash multipliers tried at each table size, in order: the one
+ * choose_mult() finds, then others of the sequence it does not try. */
+#define HASH_TRIES 4
+
+static __u64 candidate(const __u64 *tags, size_t k, unsigned int bits, unsigned int j)
+{
+	return j ? multiplier(31 + j) : choose_mult(tags, k, bits);
+}
+
+/* Is the table of V sorted, the empty slots first? */
+static bool sorted_table(const struct devcg_policy_value *v)
+{
+	size_t n = (size_t)1 << v->head.bits, i;
+
+	for (i = 1; i < n; i++)
+		if ((v->slot[i - 1] & DEVCG_TAG_KEY) >= (v->slot[i] & DEVCG_TAG_KEY) && v->slot[i - 1])
+			return false;
+	return true;
+}
+
 /* Note in TABLE where TAG went: D slots past its first. */
 static void note(struct devcg_table *table, __u64 tag, unsigned int d)
 {
@@ -125,10 +219,24 @@ static void note(struct devcg_table *table, __u64 tag, unsigned int d)
 		table->any_access[seg >> 2] = (int)((tag >> 40) & 0xff);
 }
 
+/* Do all the tags of V's table lie fewer than DEVCG_MAX_PROBES slots past
+ * their first under MULT? */
+static bool fits(const struct devcg_policy_value *v, __u64 mult)
+{
+	size_t n = (size_t)1 << v->head.bits, i;
+
+	for (i = 0; i < n; i++)
+		if (v->slot[i] && ((i - devcg_table_home(v->slot[i], mult, v->head.bits)) & (n - 1)) >=
+					  DEVCG_MAX_PROBES)
+			return false;
+	return true;
+}
+
 int devcg_table_of(const struct devcg_policy_value *v, struct devcg_table *table)
 {
 	size_t n = (size_t)1 << v->head.bits, i, k = 0;
 	__u64 *tags = malloc(n * sizeof(*tags));
+	unsigned int j;
 
 	if (!tags)
 		return -ENOMEM;
@@ -137,24 +245,116 @@ int devcg_table_of(const struct devcg_policy_value *v, struct devcg_table *table
 	for (i = 0; i < n; i++)
 		if (v->slot[i])
 			tags[k++] = v->slot[i];
-	table->mult = choose_mult(tags, k, v->head.bits);
+	/* a hash table's keys lie within DEVCG_MAX_PROBES of their first
+	 * slot: longer lookups are a sorted table's binary search */
+	table->sorted = v->head.probes > DEVCG_MAX_PROBES && sorted_table(v);
+	/* the first multiplier tried under which every key lies where a
+	 * lookup finds it (a table of an older devcg: the first) */
+	for (j = 0; j < HASH_TRIES && !table->sorted; j++) {
+		table->mult = candidate(tags, k, v->head.bits, j);
+		if (fits(v, table->mult))
+			break;
+	}
+	if (j == HASH_TRIES)
+		table->mult = candidate(tags, k, v->head.bits, 0);
 	free(tags);
 	for (i = 0; i < n; i++)
 		if (v->slot[i])
-			note(table, v->slot[i],
+			note(table, v->slot[i], table->sorted ? 0 :
 			     (unsigned int)((i - devcg_table_home(v->slot[i], table->mult, v->head.bits)) & (n - 1)));
+	return 0;
+}
+
+/*
+ * The table of V (the K tags TAGS, the '*:*' ones last) in T: a hash table
+ * under the first multiplier tried that puts every key fewer than
+ * DEVCG_MAX_PROBES slots past its first, at the smallest size (or the
+ * next one), or, where none does (keys chosen against the multipliers,
+ * or many keys crowding), the tags sorted by key, the empty slots first,
+ * for a binary search. A lookup reads at most DEVCG_MAX_PROBES slots of a
+ * hash table, or bits + 1 of a sorted one (head.probes: more than
+ * DEVCG_MAX_PROBES). Eight tries of K hashes and a byte a slot, one
+ * placement and a sort at most, whatever the keys. *V is allocated here
+ * with room for OTHERS exceptions after the table; 0 or -ENOMEM.
+ */
+static int fill_table(const __u64 *tags, size_t k, size_t others, struct devcg_policy_value **out, size_t *size,
+		      struct devcg_table *t)
+{
+	struct devcg_policy_value *v;
+	unsigned int bits = 1, last, j, probes = 0;
+	bool placed = false;
+	uint8_t *count;
+	size_t i, n;
+
+	/* at most half full, and a sixteenth for small policies (up to 4,096
+	 * slots, 32 KiB), where a multiplier that gives every key a slot of
+	 * its own is quick to find: one slot read per lookup, fewer
+	 * instructions to verify and to run; twice as large when no
+	 * multiplier puts every key near its slot, up to 2 MiB (an array's
+	 * value may not exceed KMALLOC_MAX_SIZE, kernel/bpf/arraymap.c) */
+	while ((1ULL << bits) < 2 * k || ((1ULL << bits) < 16 * k && bits < 12))
+		bits++;
+	last = bits < TABLE_BITS_MAX ? bits + 1 : bits;
+	count = malloc((size_t)1 << last);
+	if (!count)
+		return -ENOMEM;
+	for (; bits <= last && !placed; bits++)
+		for (j = 0; j < HASH_TRIES && !placed; j++) {
+			t->mult = candidate(tags, k, bits, j);
+			placed = longest(tags, k, bits, t->mult, count) <= DEVCG_MAX_PROBES;
+		}
+	free(count);
+	if (placed) {
+		n = (size_t)1 << --bits;
+	} else {
+		/* sorted: more than DEVCG_MAX_PROBES slots a lookup, so that
+		 * the head tells the layouts apart */
+		for (bits = DEVCG_MAX_PROBES; ((size_t)1 << bits) < k; bits++)
+			;
+		n = (size_t)1 << bits;
+		t->sorted = true;
+		t->mult = 0;
+	}
+	*size = sizeof(v->head) + n * sizeof(v->slot[0]) + others * sizeof(struct devcg_entry);
+	v = calloc(1, *size);
+	if (!v)
+		return -ENOMEM;
+	if (placed) {
+		for (i = 0; i < k; i++)
+			insert(v->slot, bits, t->mult, tags[i]);
+		for (i = 0; i < n; i++)
+			if (v->slot[i]) {
+				unsigned int d = (unsigned int)((i - devcg_table_home(v->slot[i], t->mult, bits)) & (n - 1));
+
+				note(t, v->slot[i], d);
+				probes = d + 1 > probes ? d + 1 : probes;
+			}
+	} else {
+		memcpy(&v->slot[n - k], tags, k * sizeof(*tags));
+		if (sort_by_key(&v->slot[n - k], k)) {
+			free(v);
+			return -ENOMEM;
+		}
+		for (i = 0; i < k; i++)
+			note(t, tags[i], 0);
+		probes = bits + 1;
+	}
+	v->head.bits = bits;
+	v->head.probes = probes;
+	*out = v;
 	return 0;
 }
 
 int devcg_filter_value(const struct devcg_policy *policy, bool audit, struct devcg_policy_value **out,
 		       size_t *size, struct devcg_table *t)
 {
-	size_t n = devcg_policy_count(policy), i, k = 0, others, table;
+	size_t n = devcg_policy_count(policy), i, k = 0, others;
 	struct devcg_exception *ex = malloc((n ? n : 1) * sizeof(*ex));
 	__u64 *tags = malloc((n ? n : 1) * sizeof(*tags));
 	struct devcg_policy_value *v = NULL;
 	struct devcg_entry *far;
-	unsigned int bits = 1, probes = 0, seg, present = 0, pass;
+	unsigned int seg, present = 0, pass;
+	int ret;
 
 	if (!ex || !tags) {
 		free(ex);
@@ -171,40 +371,15 @@ int devcg_filter_value(const struct devcg_policy *policy, bool audit, struct dev
 						      ex[i].minor == DEVCG_ANY ? 0 : ex[i].minor);
 			}
 	others = n - k;
-	/* at most half full, and a sixteenth for small policies (up to 4,096
-	 * slots, 32 KiB), where a multiplier that gives every key a slot of
-	 * its own is quick to find: one slot read per lookup, fewer
-	 * instructions to verify and to run; larger while some key lies too
-	 * far from its slot, up to 2 MiB (an array's value may not exceed
-	 * KMALLOC_MAX_SIZE, kernel/bpf/arraymap.c): beyond that the longest
-	 * probe is what it is */
-	while ((1ULL << bits) < 2 * k || ((1ULL << bits) < 16 * k && bits < 12))
-		bits++;
-	for (;; bits++) {
-		table = (size_t)1 << bits;
-		*size = sizeof(v->head) + table * sizeof(v->slot[0]) + others * sizeof(*far);
-		free(v);
-		v = calloc(1, *size);
-		if (!v)
-			break;
-		memset(t, 0, sizeof(*t));
-		t->any_access[0] = t->any_access[1] = -1;
-		t->mult = choose_mult(tags, k, bits);
-		for (i = 0, probes = 0; i < k; i++) {
-			unsigned int d = insert(v->slot, bits, t->mult, tags[i]);
-
-			note(t, tags[i], d);
-			probes = d + 1 > probes ? d + 1 : probes;
-		}
-		if (probes <= DEVCG_MAX_PROBES || bits >= TABLE_BITS_MAX)
-			break;
-	}
+	memset(t, 0, sizeof(*t));
+	t->any_access[0] = t->any_access[1] = -1;
+	ret = fill_table(tags, k, others, &v, size, t);
 	free(tags);
-	if (!v) {
+	if (ret) {
 		free(ex);
-		return -ENOMEM;
+		return ret;
 	}
-	far = (struct devcg_entry *)&v->slot[table];
+	far = (struct devcg_entry *)&v->slot[(size_t)1 << v->head.bits];
 	for (i = 0; i < n; i++)
 		if (!matchable(&ex[i], &seg))
 			far[v->head.others++] = (struct devcg_entry){ .type = ex[i].type, .major = ex[i].major,
@@ -216,8 +391,6 @@ int devcg_filter_value(const struct devcg_policy *policy, bool audit, struct dev
 	v->head.count = (__u32)n;
 	v->head.audit = audit;
 	v->head.present = present;
-	v->head.bits = bits;
-	v->head.probes = probes;
 	*out = v;
 	return 0;
 }

@@ -254,8 +254,9 @@ int devcg_filter_load_program(int policy_map_fd, const void *value, struct devcg
 /* What the filter's program is written from, besides the value's head:
  * how its table was filled. */
 struct devcg_table {
+	bool sorted;             /* the slots are sorted by key: a binary search */
 	__u64 mult;              /* the hash multiplier (devcg_table_home()) */
-	unsigned int probes[4];  /* per shape, the longest probe (0: none) */
+	unsigned int probes[4];  /* per shape, the longest probe (0: none; 1 when sorted) */
 	int any_access[2];       /* block, char: the '*:*' exception's access, or -1 */
 };
 /* The policy map's value for POLICY (filter.c): the head, the table, the
@@ -273,6 +274,14 @@ struct devcg_policy_value;
 struct bpf_insn;
 int devcg_program_build(const struct devcg_policy_value *v, const struct devcg_table *table, bool audit,
 			const int fds[3], struct bpf_insn **insns, size_t *cnt);
+/* The most slots a lookup reads, whatever the keys: DEVCG_MAX_PROBES in a
+ * hash table, bits + 1 in a sorted one (at most 2^17 slots for
+ * DEVCG_MAX_RULES keys) */
+#define DEVCG_LOOKUP_MAX_SLOTS 18
+/* The longest program devcg_program_build() writes (a longer one is
+ * -E2BIG), whatever the keys: four lookups of at most
+ * DEVCG_LOOKUP_MAX_SLOTS slots, and the audit variant's report */
+#define DEVCG_PROGRAM_MAX_INSNS 1024
 /* A tag's first slot in a table of 1 << BITS slots: the top BITS bits of
  * the low 32 bits of its key (major and minor) times MULT (32 bits), plus
  * a quarter turn for each shape, so that the shapes start apart (the same

@@ -3,7 +3,9 @@
  * The device filter's instructions, written for one policy value: a
  * BPF_CGROUP_DEVICE program deciding each request as
  * devcgroup_legacy_check_permission() in security/device_cgroup.c does,
- * by looking the request up in the hash table of the value (devcg_abi.h).
+ * by looking the request up in the hash table of the value (devcg_abi.h),
+ * or by a binary search of its sorted table (keys chosen against the hash:
+ * filter.c).
  *
  * What is the same for every request of a version (the default, the key
  * shapes present, the table's size, its hash multiplier, how far each
@@ -30,6 +32,8 @@
  *   r4 the key looked up, with  r7 major
  *      0xff at bit 40           r8 minor
  *   r5 its first slot's offset  r9 the policy value
+ *      (sorted: a pointer to the slot the search is at; r2 the 40 bits
+ *      of a key, r3 the key + 1)
  *   r1, r3 scratch
  * The audit variant keeps the context, the slot read and the key at
  * fp-8, fp-16 and fp-24 for the report of a denial, and goes to an exit
@@ -148,11 +152,47 @@ static void jump(struct prog *p, __u8 op, __u8 dst, __s32 imm, enum exit_kind to
 }
 
 /*
- * Look the key r4 up in PROBES slots from its first one. On default deny,
- * a slot with the key holding every requested bit allows; on default
- * allow, a slot with the key sharing a bit with the request denies. At
- * most one slot holds the key. Without audit, a slot that decides sets bit
- * 63 of r0 (FIRST: the first slot of the program, which sets r0 whole).
+ * Decide by the slot read into R (FIRST: R is r0). On default deny, a slot
+ * with the key r4 holding every requested bit allows; on default allow, a
+ * slot with the key sharing a bit with the request denies. At most one
+ * slot holds the key. Without audit, a slot that decides sets bit 63 of r0
+ * (r0 itself when FIRST).
+ */
+static void decide(struct prog *p, __u8 r, bool default_allow, bool audit)
+{
+	if (audit && default_allow)
+		store(p, BPF_DW, R10, TAG_AT, r);
+	/* r: 0 when this slot decides, and below 2^56 */
+	if (default_allow) {
+		/* the key's 40 bits against r4, and 1 unless the slot
+		 * shares an access bit with the request */
+		alu_reg(p, BPF_MOV, R3, r);
+		alu_reg(p, BPF_AND, R3, R6);
+		alu_imm(p, BPF_ADD, R3, -1);
+		alu_imm(p, BPF_RSH, R3, 63);
+		alu_reg(p, BPF_XOR, r, R4);
+		alu_imm(p, BPF_LSH, r, 24);
+		alu_imm(p, BPF_RSH, r, 24);
+		alu_reg(p, BPF_OR, r, R3);
+	} else {
+		/* r4 has 0xff where the slot has its access bits: what
+		 * differs there and is requested is what the slot
+		 * lacks; r6 keeps that and the key's 40 bits */
+		alu_reg(p, BPF_XOR, r, R4);
+		alu_reg(p, BPF_AND, r, R6);
+	}
+	if (audit) {
+		jump(p, BPF_JEQ, r, 0, default_allow ? TO_AUDIT : TO_ALLOW);
+		return;
+	}
+	/* 0 - 1 is the one value with bit 63 set */
+	alu_imm(p, BPF_ADD, r, -1);
+	if (r != R0)
+		alu_reg(p, BPF_OR, R0, r);
+}
+
+/*
+ * Look the key r4 up in PROBES slots from its first one (decide()).
  */
 static void lookup(struct prog *p, unsigned int shape, unsigned int probes, unsigned int bits, __u64 mult,
 		   bool default_allow, bool audit, bool first)
@@ -180,36 +220,46 @@ static void lookup(struct prog *p, unsigned int shape, unsigned int probes, unsi
 		}
 		alu_reg(p, BPF_ADD, r, R9);
 		load(p, BPF_DW, r, r, SLOTS_AT);
-		if (audit && default_allow)
-			store(p, BPF_DW, R10, TAG_AT, r);
-		/* r: 0 when this slot decides, and below 2^56 */
-		if (default_allow) {
-			/* the key's 40 bits against r4, and 1 unless the slot
-			 * shares an access bit with the request */
-			alu_reg(p, BPF_MOV, R3, r);
-			alu_reg(p, BPF_AND, R3, R6);
-			alu_imm(p, BPF_ADD, R3, -1);
-			alu_imm(p, BPF_RSH, R3, 63);
-			alu_reg(p, BPF_XOR, r, R4);
-			alu_imm(p, BPF_LSH, r, 24);
-			alu_imm(p, BPF_RSH, r, 24);
-			alu_reg(p, BPF_OR, r, R3);
-		} else {
-			/* r4 has 0xff where the slot has its access bits: what
-			 * differs there and is requested is what the slot
-			 * lacks; r6 keeps that and the key's 40 bits */
-			alu_reg(p, BPF_XOR, r, R4);
-			alu_reg(p, BPF_AND, r, R6);
-		}
-		if (audit) {
-			jump(p, BPF_JEQ, r, 0, default_allow ? TO_AUDIT : TO_ALLOW);
-			continue;
-		}
-		/* 0 - 1 is the one value with bit 63 set */
-		alu_imm(p, BPF_ADD, r, -1);
-		if (r != R0)
-			alu_reg(p, BPF_OR, R0, r);
+		decide(p, r, default_allow, audit);
 	}
+}
+
+/*
+ * Look the key r4 up in a sorted table of 1 << BITS slots (the empty ones,
+ * 0, first): a binary search of BITS steps for the last slot whose key is
+ * at most r4's, then decide() by that slot. No branch: each step adds its
+ * half to r5 (a pointer into the value) when the slot there is not past
+ * the key, so every lookup reads BITS + 1 slots. r2 holds the 40 bits of
+ * a key (DEVCG_TAG_KEY), r3 the key + 1.
+ */
+static void search(struct prog *p, unsigned int bits, bool default_allow, bool audit, bool first)
+{
+	__u8 r = first ? R0 : R1;
+	unsigned int step;
+
+	alu_reg(p, BPF_MOV, R3, R4);
+	alu_reg(p, BPF_AND, R3, R2);
+	alu_imm(p, BPF_ADD, R3, 1);
+	alu_reg(p, BPF_MOV, R5, R9);
+	for (step = bits; step-- > 0;) {
+		long off = SLOTS_AT + (8L << step);
+
+		/* r1: the slot half a range on, 1 when its key is below r3 */
+		if (off <= 32767) {
+			load(p, BPF_DW, R1, R5, (short)off);
+		} else {
+			alu_reg(p, BPF_MOV, R1, R5);
+			alu_imm(p, BPF_ADD, R1, 8 << step);
+			load(p, BPF_DW, R1, R1, SLOTS_AT);
+		}
+		alu_reg(p, BPF_AND, R1, R2);
+		alu_reg(p, BPF_SUB, R1, R3);
+		alu_imm(p, BPF_RSH, R1, 63);
+		alu_imm(p, BPF_LSH, R1, (__s32)step + 3);
+		alu_reg(p, BPF_ADD, R5, R1);
+	}
+	load(p, BPF_DW, r, R5, SLOTS_AT);
+	decide(p, r, default_allow, audit);
 }
 
 /*
@@ -471,13 +521,19 @@ int devcg_program_build(const struct devcg_policy_value *v, const struct devcg_t
 				alu_imm(&p, BPF_XOR, R6, -1);
 		}
 	}
+	if (table->sorted && any)
+		ld64(&p, R2, 0, DEVCG_TAG_KEY);
 	/* one shape after another: exact, minor '*', major '*', both */
 	for (shape = 0; shape < 4; shape++) {
 		if (!probes[shape])
 			continue;
 		if (shape != prev)
 			key(&p, shape, prev);
-		lookup(&p, (unsigned int)shape, probes[shape], v->head.bits, table->mult, allow, audit, !decided);
+		if (!table->sorted)
+			lookup(&p, (unsigned int)shape, probes[shape], v->head.bits, table->mult, allow, audit,
+			       !decided);
+		else
+			search(&p, v->head.bits, allow, audit, !decided);
 		decided = true;
 		prev = shape;
 	}
@@ -522,6 +578,7 @@ done:
 	}
 	free(p.jump);
 	free(p.to);
+	too_far |= p.n > DEVCG_PROGRAM_MAX_INSNS;
 	if (p.nomem || too_far) {
 		free(p.insn);
 		return p.nomem ? -ENOMEM : -E2BIG;
