@@ -680,6 +680,44 @@ TEST(hotplug_attach_force_replaces_a_runtimes_program_and_the_device_opens)
 }
 
 /*
+ * A runc scope under systemd: devcg's filter (the hook's) beside systemd's
+ * own program, sd_devices, which refuses what the unit's DeviceAllow= does
+ * not list. --no-systemd turns off keeping DeviceAllow= in step (and the
+ * unit lookup over D-Bus), not the recognition of systemd's program by
+ * its name: devcg's filter takes its place, as it does where systemd's is
+ * the only program, with no --force. Here, with no systemd, the cgroup is
+ * no unit's: without --no-systemd the program counts as another's (the
+ * control), as it would on a unit whose DeviceAllow= devcg keeps in step
+ * only after a D-Bus lookup (tools/vmtest/guest/hotplug-systemd.sh).
+ */
+TEST(hotplug_attach_no_systemd_recognises_systemds_program_beside_devcgs)
+{
+	DEVCG_OPTS(devcg_hotplug_opts, o);
+	struct devcg_hotplug_result *r = NULL;
+	struct devcg_error err;
+	uint32_t ids[64], sd;
+	struct pc p;
+
+	pc_start(&p, false, BASE);
+	sd = pc_attach_prog(&p, "sd_devices");
+	CHECK_INT(pc_progs(&p, ids), 2);
+	pc_mknod(&p, "fakegpu0", fake_major(), 0);
+	CHECK_INT(pc_open(&p, "fakegpu0"), EPERM);
+	/* control: on no unit's cgroup, without --no-systemd it is another's */
+	CHECK_INT(call(true, &p, &gpu0, 1, NULL, &r, &err), -EBUSY);
+	CHECK_MSG(strstr(err.msg, "systemd's") && strstr(err.msg, "--force"), "%s", err.msg);
+	CHECK_INT(pc_progs(&p, ids), 2);
+	o.no_systemd = true;
+	r = ok(true, &p, &gpu0, 1, &o);
+	CHECK(r->swapped);
+	CHECK_INT(r->entries[0].permission, DEVCG_PERM_ADDED);
+	CHECK_INT(pc_progs(&p, ids), 1);
+	CHECK(ids[0] == r->prog_id && ids[0] != sd);
+	devcg_hotplug_result_free(r);
+	CHECK_INT(pc_open(&p, "fakegpu0"), ENXIO);
+}
+
+/*
  * On a default-allow policy the device's own exception is a deny. Attach
  * would drop it, and detach, which never adds a deny, could not put it
  * back: the container would keep a device it was denied. Refused, with

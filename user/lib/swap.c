@@ -611,6 +611,13 @@ int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 	return devcg_update_edit(cgroup, apply_rule, (void *)rule, opts, NULL, err);
 }
 
+/* Was CG removed since it was opened? A removed cgroup's directory has no
+ * files left. */
+static bool cgroup_gone(const struct devcg_cgroup *cg)
+{
+	return faccessat(cg->fd, "cgroup.procs", F_OK, 0) && (errno == ENOENT || errno == ENODEV);
+}
+
 /*
  * The compare-and-swap loop of devcg_update(), for any change of the live
  * policy (one rule; several at once for hot-plug): EDIT
@@ -693,6 +700,13 @@ int devcg_update_edit(const char *cgroup, devcg_policy_edit_fn edit, void *ctx,
 		}
 		if (ret != -ENOENT && ret != -EAGAIN)
 			break;
+		/* not another writer: the cgroup itself is gone (the kernel
+		 * released its programs, and every swap of it fails) */
+		if (cgroup_gone(&cg)) {
+			ret = devcg_err(err, -ENOENT, "%s was removed meanwhile",
+					devcg_cgroup_rel(&cg));
+			break;
+		}
 		/* another writer won: back off a little, re-read and retry */
 		nanosleep(&(struct timespec){ .tv_nsec = (rand_r(&seed) % 200 + 1) * 1000L }, NULL);
 		ret = 0;
