@@ -16,7 +16,9 @@
  * What the permission step changes, in the kernel's v1 terms
  * (security/device_cgroup.c): attach allows the device's own key (type,
  * major, minor) with the access asked, unless the policy allows that
- * already (then nothing changes, and the result says so). Detach removes
+ * already (then nothing changes, and the result says so). On a
+ * default-allow policy the device's own exception is a deny, which attach
+ * refuses to drop: detach could not put it back (see below). Detach removes
  * the device's own exception, whatever added it, and nothing else: a
  * device allowed only by a wider exception ('c 136:* rwm') or by a
  * default-allow policy stays allowed, and detach says by what, since
@@ -24,6 +26,11 @@
  * beside the policy, so a device the container had before an attach of it
  * (its own exception came from the runtime) is taken back by a detach of
  * it too: detach means "the container shall not have this device".
+ *
+ * The systemd step of the swap (swap.c) comes after it: when it fails, the
+ * swap stays made, and attach takes the permission back (detach puts it
+ * back) by another compare-and-swap, without that step, before the nodes'
+ * undo: the unit already holds what is put back.
  */
 #include "hotplug.h"
 
