@@ -679,6 +679,30 @@ TEST(hotplug_attach_force_replaces_a_runtimes_program_and_the_device_opens)
 	CHECK_INT(pc_open(&p, "fakegpu0"), ENXIO);
 }
 
+/* detach --force on the same container: allow-all (what it starts from)
+ * needs no change to leave the device out, and must not take the place of
+ * the runtime's program, which would give the container every device. */
+TEST(hotplug_detach_force_leaves_a_runtimes_program_in_place)
+{
+	DEVCG_OPTS(devcg_hotplug_opts, o);
+	struct devcg_hotplug_result *r;
+	uint32_t ids[64], runtime;
+	struct pc p;
+
+	pc_start(&p, false, NULL);
+	runtime = pc_attach_prog(&p, "runtime_dev");
+	pc_mknod(&p, "fakegpu1", fake_major(), 1);
+	CHECK_INT(pc_open(&p, "fakegpu1"), EPERM);
+	o.force = true;
+	r = ok(false, &p, &gpu0, 1, &o);
+	CHECK(!r->swapped);
+	devcg_hotplug_result_free(r);
+	CHECK_INT(pc_progs(&p, ids), 1);
+	CHECK_INT(ids[0], runtime);
+	/* a node of a device the runtime refuses stays refused */
+	CHECK_INT(pc_open(&p, "fakegpu1"), EPERM);
+}
+
 /*
  * A runc scope under systemd: devcg's filter (the hook's) beside systemd's
  * own program, sd_devices, which refuses what the unit's DeviceAllow= does

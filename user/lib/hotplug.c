@@ -1088,7 +1088,7 @@ int devcg_attach(const char *cgroup, const struct devcg_hotplug_device *devices,
 		 struct devcg_error *err)
 {
 	uint8_t method = DEVCG_OPT(opts, devcg_hotplug_opts, method, DEVCG_HOTPLUG_AUTO);
-	struct devcg_edit_io io = { 0 };
+	struct devcg_edit_io io = { .replace_others = true };
 	bool widen_failed;
 	struct call c;
 	size_t i, e;

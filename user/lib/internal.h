@@ -230,6 +230,8 @@ typedef int (*devcg_policy_edit_fn)(struct devcg_policy *policy, void *ctx,
  * failure of the systemd step comes after the swap, which stays. */
 struct devcg_edit_io {
 	bool no_widen;        /* in: no systemd step (an undo: the unit holds it already) */
+	bool replace_others;  /* in: swap when the edit needs no change but a swap
+			       * would detach others' programs (force, no_systemd) */
 	bool swapped;         /* out: the edited policy is in place */
 	bool others_replaced; /* out: programs not devcg's were detached (force, no_systemd) */
 };

@@ -669,8 +669,10 @@ int devcg_update_edit(const char *cgroup, devcg_policy_edit_fn edit, void *ctx,
 		if (!ret)
 			ret = edit(policy, ctx, err);
 		/* the policy needs no change, but the programs it was read beside
-		 * (with --force: others', read as allow-all) are to be replaced */
-		if (ret == 1 && others)
+		 * (with --force: others', read as allow-all) are to be replaced:
+		 * for a caller that asks (attach, which gives a device; not
+		 * detach, whose allow-all would give every device) */
+		if (ret == 1 && others && io && io->replace_others)
 			ret = 0;
 		if (ret == 1) {
 			o.prog_id = id;
