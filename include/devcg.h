@@ -272,7 +272,8 @@ struct devcg_replace_opts {
 	/* Out: the id of the program it replaced (0: first install). */
 	uint32_t replaced_id;
 	/* Testing aid: fail with -EIO at this step ("resolve", "query", "load",
-	 * "fill", "freeze", "attach", "verify"), or load a program the verifier
+	 * "fill", "freeze", "attach", "verify", "systemd": the systemd step
+	 * after the swap, on any cgroup), or load a program the verifier
 	 * rejects ("verifier"); NULL in normal use. */
 	const char *fail_at;
 	/*
@@ -554,15 +555,18 @@ struct devcg_hotplug_opts {
 	const char *const *cdi_spec_dirs;
 	uint8_t access; /* attach: for devices without their own; 0: rwm */
 	uint8_t method; /* enum devcg_hotplug_method */
-	/* the permission swap on a cgroup with only others' device programs
-	 * starts from allow-all (as devcg_update with force) */
+	/* the permission swap replaces the device programs that are not
+	 * devcg's, starting from allow-all where devcg has none (as
+	 * devcg_update with force), even when the policy needs no change */
 	bool force;
-	/* Testing aid: fail with -EIO at this step ("swap", "mkdir", "mknod",
-	 * "rename", "bind", "unlink"); node steps fail at the last node that
-	 * needs one. NULL in normal use. */
+	/* Testing aid: fail with -EIO at this step ("swap", "systemd": the
+	 * systemd step after the swap, "mkdir", "mknod", "rename", "bind",
+	 * "unlink"); node steps fail at the last node that needs one. NULL in
+	 * normal use. */
 	const char *fail_at;
 	/* As in struct devcg_replace_opts: the permission swap keeps a systemd
-	 * unit's DeviceAllow= in step; NO_SYSTEMD turns that off. */
+	 * unit's DeviceAllow= in step; NO_SYSTEMD turns that off (and devcg's
+	 * filter then replaces systemd's own program, with no FORCE). */
 	bool no_systemd;
 };
 
@@ -637,8 +641,10 @@ struct devcg_hotplug_result {
  * under a temporary name with the host node's type and numbers and (unless
  * given) mode and owner, and renamed into place. Parent directories are
  * made as needed. What is there already is kept and reported, so attaching
- * twice succeeds. On failure everything this call did is undone and the
- * message says at which step. *RESULT (may be NULL) is set on success;
+ * twice succeeds. On a default-allow policy, a device that its own
+ * exception denies is refused (-EPERM): detach, which adds no deny, could
+ * not put it back. On failure everything this call did is undone (after a
+ * failed systemd step too) and the message says at which step. *RESULT (may be NULL) is set on success;
  * free it with devcg_hotplug_result_free().
  */
 DEVCG_API int devcg_attach(const char *cgroup, const struct devcg_hotplug_device *devices,

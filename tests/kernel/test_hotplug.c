@@ -614,6 +614,171 @@ TEST(hotplug_given_mode_and_owner_are_the_nodes_and_a_different_one_is_replaced)
 	CHECK(st.st_ino != ino);
 }
 
+/* A device program of the test's own named NAME that refuses every
+ * device (a runtime's, as far as devcg can tell: its rules cannot be
+ * read), attached to P's cgroup beside what is there; its id. */
+static uint32_t pc_attach_prog(struct pc *p, const char *name)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info);
+	int fd = bpf_prog_load(BPF_PROG_TYPE_CGROUP_DEVICE, name, "GPL", insns, 2, NULL);
+	int cfd = open(p->cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	CHECK_MSG(fd >= 0 && cfd >= 0, "loading %s: %s", name, strerror(errno));
+	CHECK(!bpf_prog_attach(fd, cfd, BPF_CGROUP_DEVICE, BPF_F_ALLOW_MULTI));
+	CHECK(!bpf_obj_get_info_by_fd(fd, &info, &len));
+	close(fd);
+	close(cfd);
+	return info.id;
+}
+
+/* The ids of the device programs attached to P's cgroup. */
+static uint32_t pc_progs(struct pc *p, uint32_t *ids)
+{
+	__u32 cnt = 64, flags = 0;
+	int cfd = open(p->cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	CHECK(cfd >= 0);
+	CHECK(!bpf_prog_query(cfd, BPF_CGROUP_DEVICE, 0, &flags, ids, &cnt));
+	close(cfd);
+	return cnt;
+}
+
+TEST(hotplug_attach_force_replaces_a_runtimes_program_and_the_device_opens)
+{
+	DEVCG_OPTS(devcg_hotplug_opts, o);
+	struct devcg_hotplug_result *r = NULL;
+	struct devcg_error err;
+	uint32_t ids[64], runtime;
+	struct pc p;
+
+	pc_start(&p, false, NULL);
+	runtime = pc_attach_prog(&p, "runtime_dev");
+	pc_mknod(&p, "fakegpu0", fake_major(), 0);
+	/* control: the runtime's program refuses it */
+	CHECK_INT(pc_open(&p, "fakegpu0"), EPERM);
+	/* without --force its rules, which devcg cannot read, are not replaced */
+	CHECK_INT(call(true, &p, &gpu0, 1, NULL, &r, &err), -EBUSY);
+	CHECK_INT(pc_progs(&p, ids), 1);
+	CHECK_INT(ids[0], runtime);
+	/* with it: allow-all with the device takes the runtime program's place,
+	 * though allow-all needs no change to allow the device */
+	o.force = true;
+	r = ok(true, &p, &gpu0, 1, &o);
+	CHECK(r->swapped);
+	CHECK_INT(r->replaced_id, runtime);
+	CHECK_MSG(r->entries[0].note && strstr(r->entries[0].note, "detached"), "%s",
+		  r->entries[0].note ? r->entries[0].note : "(no note)");
+	CHECK_INT(pc_progs(&p, ids), 1);
+	CHECK_INT(ids[0], r->prog_id);
+	devcg_hotplug_result_free(r);
+	CHECK_INT(pc_open(&p, "fakegpu0"), ENXIO);
+}
+
+/* detach --force on the same container: allow-all (what it starts from)
+ * needs no change to leave the device out, and must not take the place of
+ * the runtime's program, which would give the container every device. */
+TEST(hotplug_detach_force_leaves_a_runtimes_program_in_place)
+{
+	DEVCG_OPTS(devcg_hotplug_opts, o);
+	struct devcg_hotplug_result *r;
+	uint32_t ids[64], runtime;
+	struct pc p;
+
+	pc_start(&p, false, NULL);
+	runtime = pc_attach_prog(&p, "runtime_dev");
+	pc_mknod(&p, "fakegpu1", fake_major(), 1);
+	CHECK_INT(pc_open(&p, "fakegpu1"), EPERM);
+	o.force = true;
+	r = ok(false, &p, &gpu0, 1, &o);
+	CHECK(!r->swapped);
+	devcg_hotplug_result_free(r);
+	CHECK_INT(pc_progs(&p, ids), 1);
+	CHECK_INT(ids[0], runtime);
+	/* a node of a device the runtime refuses stays refused */
+	CHECK_INT(pc_open(&p, "fakegpu1"), EPERM);
+}
+
+/*
+ * A runc scope under systemd: devcg's filter (the hook's) beside systemd's
+ * own program, sd_devices, which refuses what the unit's DeviceAllow= does
+ * not list. --no-systemd turns off keeping DeviceAllow= in step (and the
+ * unit lookup over D-Bus), not the recognition of systemd's program by
+ * its name: devcg's filter takes its place, as it does where systemd's is
+ * the only program, with no --force. Here, with no systemd, the cgroup is
+ * no unit's: without --no-systemd the program counts as another's (the
+ * control), as it would on a unit whose DeviceAllow= devcg keeps in step
+ * only after a D-Bus lookup (tools/vmtest/guest/hotplug-systemd.sh).
+ */
+TEST(hotplug_attach_no_systemd_recognises_systemds_program_beside_devcgs)
+{
+	DEVCG_OPTS(devcg_hotplug_opts, o);
+	struct devcg_hotplug_result *r = NULL;
+	struct devcg_error err;
+	uint32_t ids[64], sd;
+	struct pc p;
+
+	pc_start(&p, false, BASE);
+	sd = pc_attach_prog(&p, "sd_devices");
+	CHECK_INT(pc_progs(&p, ids), 2);
+	pc_mknod(&p, "fakegpu0", fake_major(), 0);
+	CHECK_INT(pc_open(&p, "fakegpu0"), EPERM);
+	/* control: on no unit's cgroup, without --no-systemd it is another's */
+	CHECK_INT(call(true, &p, &gpu0, 1, NULL, &r, &err), -EBUSY);
+	CHECK_MSG(strstr(err.msg, "systemd's") && strstr(err.msg, "--force"), "%s", err.msg);
+	CHECK_INT(pc_progs(&p, ids), 2);
+	o.no_systemd = true;
+	r = ok(true, &p, &gpu0, 1, &o);
+	CHECK(r->swapped);
+	CHECK_INT(r->entries[0].permission, DEVCG_PERM_ADDED);
+	CHECK_INT(pc_progs(&p, ids), 1);
+	CHECK(ids[0] == r->prog_id && ids[0] != sd);
+	devcg_hotplug_result_free(r);
+	CHECK_INT(pc_open(&p, "fakegpu0"), ENXIO);
+}
+
+/*
+ * On a default-allow policy the device's own exception is a deny. Attach
+ * would drop it, and detach, which never adds a deny, could not put it
+ * back: the container would keep a device it was denied. Refused, with
+ * nothing changed; the control is a device that policy does not deny.
+ */
+TEST(hotplug_attach_refuses_to_drop_a_default_allow_policys_own_deny_and_changes_nothing)
+{
+	static const struct dev gpu1 = { "fakegpu1", "fakegpu1" };
+	struct devcg_hotplug_result *r = NULL;
+	struct devcg_error err;
+	struct snap before, after;
+	char policy[256];
+	struct pc p;
+
+	snprintf(policy, sizeof(policy), "deny c %u:0 rw\n", fake_major());
+	pc_start(&p, false, policy);
+	pc_mknod(&p, "fakegpu0", fake_major(), 0);
+	CHECK_INT(pc_open(&p, "fakegpu0"), EPERM);
+	snap_take(&p, &before);
+	CHECK_INT(call(true, &p, &gpu0, 1, NULL, &r, &err), -EPERM);
+	CHECK(r == NULL);
+	CHECK_MSG(strstr(err.msg, "own exception") && strstr(err.msg, "devcg allow"), "%s", err.msg);
+	snap_take(&p, &after);
+	check_same(&before, &after);
+	snap_free(&after);
+	CHECK_INT(pc_open(&p, "fakegpu0"), EPERM);
+	/* control: a device it does not deny attaches, and detach leaves the
+	 * policy as it was before the attach */
+	r = ok(true, &p, &gpu1, 1, NULL);
+	CHECK_INT(r->entries[0].permission, DEVCG_PERM_ALREADY);
+	devcg_hotplug_result_free(r);
+	CHECK_INT(pc_open(&p, "fakegpu1"), ENXIO);
+	devcg_hotplug_result_free(ok(false, &p, &gpu1, 1, NULL));
+	CHECK_INT(pc_open(&p, "fakegpu0"), EPERM);
+	check_unchanged(&p, &before);
+}
+
 /* ---- 2. what detach takes back ------------------------------------------------- */
 
 TEST(hotplug_detach_leaves_a_device_that_a_wider_rule_allows)
@@ -729,7 +894,7 @@ static void attach_fails_at(const char *step, bool userns, uint8_t method)
 	CHECK_MSG(ret == -EIO, "attach failing at %s: %d: %s", step, ret, err.msg);
 	CHECK(r == NULL);
 	CHECK_MSG(strstr(err.msg, "injected") && strstr(err.msg, "as before"), "%s", err.msg);
-	if (strcmp(step, "swap"))
+	if (strcmp(step, "swap") && strcmp(step, "systemd"))
 		CHECK_MSG(strstr(err.msg, step) && strstr(err.msg, "fakegpu2"), "%s", err.msg);
 	snap_take(&p, &after);
 	check_same(&before, &after);
@@ -793,6 +958,19 @@ static void detach_fails_at(const char *step)
 	CHECK_INT(pc_open(&p, "a/fakegpu1"), ENXIO);
 	snap_free(&before);
 	snap_free(&after);
+}
+
+/* The systemd step comes after the swap (swap.c): it fails with the new
+ * policy in place, which attach takes back (and detach puts back) before
+ * saying "as before". It fails here on a cgroup of no unit by fail_at. */
+TEST(hotplug_attach_failing_at_the_systemd_step_takes_the_permission_back)
+{
+	attach_fails_at("systemd", false, DEVCG_HOTPLUG_AUTO);
+}
+
+TEST(hotplug_detach_failing_at_the_systemd_step_puts_the_permission_and_the_nodes_back)
+{
+	detach_fails_at("systemd");
 }
 
 TEST(hotplug_detach_failing_at_unlink_leaves_the_container_as_before)
@@ -1078,6 +1256,109 @@ TEST(hotplug_refuses_a_container_whose_dev_is_the_hosts)
 		unlink(target);
 	CHECK_INT(ret, -EXDEV);
 	CHECK_MSG(strstr(err.msg, "host's /dev"), "%s", err.msg);
+}
+
+TEST(hotplug_attach_by_pid_of_a_process_in_the_root_cgroup_says_so)
+{
+	char line[256] = "", host[PATH_MAX];
+	struct devcg_hotplug_device d = { 0 };
+	struct devcg_error err = { 0 };
+	DEVCG_OPTS(devcg_hotplug_opts, o);
+	FILE *f;
+
+	if (geteuid() != 0 || !scratch_cgroup2_root())
+		SKIP("needs root and cgroup2");
+	/* kthreadd: a process of the root cgroup, and no container */
+	f = fopen("/proc/2/cgroup", "re");
+	while (f && fgets(line, sizeof(line), f) && strncmp(line, "0::", 3))
+		;
+	if (f)
+		fclose(f);
+	if (strcmp(line, "0::/\n"))
+		SKIP("process 2 is not in the root cgroup here");
+	CHECK(!scratch_devdir_create(host, sizeof(host), (const struct scratch_node[]){ { "fakegpu0", 'c', 240, 0 } }, 1));
+	snprintf(host + strlen(host), sizeof(host) - strlen(host), "/fakegpu0");
+	d.host_path = host;
+	d.path = "/dev/devcg-test-never";
+	o.pid = 2;
+	CHECK_INT(devcg_attach(NULL, &d, 1, &o, NULL, &err), -EPERM);
+	CHECK_MSG(strstr(err.msg, "process 2 is in the root cgroup"), "%s", err.msg);
+	CHECK_INT(devcg_detach(NULL, &d, 1, &o, NULL, &err), -EPERM);
+	CHECK_MSG(strstr(err.msg, "process 2 is in the root cgroup"), "%s", err.msg);
+}
+
+TEST(hotplug_a_forced_bind_mount_says_it_was_asked_for)
+{
+	DEVCG_OPTS(devcg_hotplug_opts, o);
+	struct devcg_hotplug_result *r;
+	struct pc p;
+
+	pc_start(&p, false, BASE);
+	o.method = DEVCG_HOTPLUG_BIND;
+	r = ok(true, &p, &gpu0, 1, &o);
+	CHECK_INT(r->entries[0].node, DEVCG_NODE_BOUND);
+	CHECK_MSG(r->entries[0].note && strstr(r->entries[0].note, "--method bind") &&
+			  !strstr(r->entries[0].note, "nodev"),
+		  "%s", r->entries[0].note ? r->entries[0].note : "(no note)");
+	devcg_hotplug_result_free(r);
+	CHECK_INT(pc_open(&p, "fakegpu0"), ENXIO);
+}
+
+/* Mount a read-only tmpfs at NAME (under its dev) in P's mount namespace. */
+static void pc_mount_ro(struct pc *p, const char *name)
+{
+	char path[PATH_MAX], ns[64];
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/%s", p->dev, name);
+	snprintf(ns, sizeof(ns), "/proc/%d/ns/mnt", (int)p->pid);
+	fflush(NULL);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (!pid) {
+		int fd = open(ns, O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0 || setns(fd, CLONE_NEWNS) || mkdir(path, 0755) ||
+		    mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID, "mode=755,size=64k")) {
+			fprintf(stderr, "    read-only mount at %s: %s\n", path, strerror(errno));
+			_exit(1);
+		}
+		_exit(0);
+	}
+	CHECK_INT(scratch_wait(pid), 0);
+}
+
+TEST(hotplug_attach_where_a_directory_cannot_be_made_on_a_read_only_mount_says_so)
+{
+	static const struct dev deep = { "fakegpu0", "ro/dri/card0" };
+	struct devcg_hotplug_result *r = NULL;
+	struct devcg_error err;
+	struct snap before;
+	struct pc p;
+
+	pc_start(&p, false, BASE);
+	pc_mount_ro(&p, "ro");
+	snap_take(&p, &before);
+	CHECK_INT(call(true, &p, &deep, 1, NULL, &r, &err), -EROFS);
+	CHECK_MSG(strstr(err.msg, strerror(EROFS)) && !strstr(err.msg, strerror(ENOENT)), "%s", err.msg);
+	check_unchanged(&p, &before);
+}
+
+TEST(hotplug_attach_to_a_directory_of_the_container_says_it_is_no_device_node)
+{
+	static const struct dev whole = { "fakegpu0", "" };
+	struct devcg_hotplug_result *r = NULL;
+	struct devcg_error err;
+	struct snap before;
+	struct pc p;
+
+	/* the container's dev itself (its directory is on the host node's
+	 * file system here, as /dev's may be in a container) */
+	pc_start(&p, false, BASE);
+	snap_take(&p, &before);
+	CHECK_INT(call(true, &p, &whole, 1, NULL, &r, &err), -EEXIST);
+	CHECK_MSG(strstr(err.msg, "not a device node") && !strstr(err.msg, "host"), "%s", err.msg);
+	check_unchanged(&p, &before);
 }
 
 /* ---- 8. CDI: a device and its companions in one step ------------------------------ */
@@ -1427,6 +1708,99 @@ TEST(hotplug_cli_attach_and_detach_print_each_device_with_what_was_done)
 	o = json_loads(out, 0, NULL);
 	CHECK_MSG(o && strstr(jstr(o, "error"), "not found") && jnum(o, "errno") == ENOENT, "%s", out);
 	json_decref(o);
+}
+
+/* `devcg ARGS...` (no -j): its exit code (128 + a signal that killed it);
+ * its standard error in ERR. */
+static int devcg_cli_err(char *err, size_t size, const char *const args[])
+{
+	int fds[2], status;
+	size_t len = 0;
+	ssize_t n;
+	pid_t pid;
+
+	CHECK(!pipe2(fds, O_CLOEXEC));
+	fflush(NULL);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (!pid) {
+		const char *argv[32] = { devcg_bin() };
+		size_t k = 1;
+		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+		for (size_t i = 0; args[i] && k < 31; i++)
+			argv[k++] = args[i];
+		dup2(null, 1);
+		dup2(fds[1], 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	while (len + 1 < size && (n = read(fds[0], err + len, size - 1 - len)) > 0)
+		len += (size_t)n;
+	err[len] = '\0';
+	close(fds[0]);
+	CHECK(waitpid(pid, &status, 0) == pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+#define CLI_ERR(err, ...) devcg_cli_err(err, sizeof(err), (const char *const[]){ __VA_ARGS__, NULL })
+
+/* One line that says WHAT, exit 1: no crash. */
+static void check_one_line(int status, const char *err, const char *what)
+{
+	CHECK_MSG(status == 1, "exit %d (128 + a signal: a crash): %s", status, err);
+	CHECK_MSG(strchr(err, '\n') == err + strlen(err) - 1, "not one line: %s", err);
+	CHECK_MSG(strstr(err, what), "no '%s' in: %s", what, err);
+}
+
+/* A container's file where attach needs a directory: ENOTDIR, for which
+ * the CLI looks whether a CGROUP argument is a v1 directory; with -p PID
+ * there is none. */
+TEST(hotplug_cli_attach_by_pid_through_a_file_where_a_directory_belongs_fails_in_one_line)
+{
+	char err[4096], pid[16], host[PATH_MAX], file[PATH_MAX], arg[2 * PATH_MAX + 2];
+	struct pc p;
+	int fd;
+
+	if (access(devcg_bin(), X_OK))
+		SKIP("%s is not built", devcg_bin());
+	pc_start(&p, false, BASE);
+	snprintf(pid, sizeof(pid), "%d", (int)p.pid);
+	/* `touch /dev/dri` in the container */
+	pc_path(&p, "dri", file, sizeof(file));
+	fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	CHECK_MSG(fd >= 0, "%s: %s", file, strerror(errno));
+	close(fd);
+	snprintf(host, sizeof(host), "%s/fakegpu0", p.host);
+	snprintf(arg, sizeof(arg), "%s=%s/dri/card0", host, p.dev);
+	check_one_line(CLI_ERR(err, "attach", "-p", pid, arg), err, "Not a directory");
+	/* control: the same attach through a directory works */
+	snprintf(arg, sizeof(arg), "%s=%s/card0", host, p.dev);
+	CHECK_INT(CLI_ERR(err, "attach", "-p", pid, arg), 0);
+}
+
+TEST(hotplug_cli_attach_by_pid_with_a_file_as_cdi_spec_dir_fails_in_one_line)
+{
+	char err[4096], pid[16], file[PATH_MAX], dir[PATH_MAX];
+	struct pc p;
+	int fd;
+
+	if (access(devcg_bin(), X_OK))
+		SKIP("%s is not built", devcg_bin());
+	pc_start(&p, false, BASE);
+	snprintf(pid, sizeof(pid), "%d", (int)p.pid);
+	snprintf(file, sizeof(file), "%s/not-a-dir", p.host);
+	fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	CHECK(fd >= 0);
+	close(fd);
+	check_one_line(CLI_ERR(err, "attach", "-p", pid, "--cdi", "devcg.test/gpu=1", "--cdi-spec-dir", file),
+		       err, "not-a-dir");
+	check_one_line(CLI_ERR(err, "detach", "-p", pid, "--cdi", "devcg.test/gpu=1", "--cdi-spec-dir", file),
+		       err, "not-a-dir");
+	/* control: the spec's directory works */
+	cdi_spec(&p, dir, sizeof(dir));
+	CHECK_INT(CLI_ERR(err, "attach", "-p", pid, "--cdi", "devcg.test/gpu=1", "--cdi-spec-dir", dir), 0);
 }
 
 /* ---- 10. real runc and crun containers ----------------------------------------------- */

@@ -9,6 +9,7 @@
 #include "devcg.h"
 #include "harness.h"
 #include "ktest.h"
+#include "internal.h"
 #include "reader.h"
 #include "scratch.h"
 
@@ -400,6 +401,37 @@ TEST(a_removed_cgroup_is_refused_with_a_message)
 	CHECK_INT(devcg_replace(cg, a, NULL, &err), -ENOENT);
 	CHECK(err.msg[0] != '\0');
 	devcg_policy_free(a);
+}
+
+/* devcg_update_edit()'s edit that removes the (empty) cgroup ARG first:
+ * a cgroup removed in the middle of an update, as a container that exits
+ * during an attach. */
+static int remove_then_allow(struct devcg_policy *policy, void *arg, struct devcg_error *err)
+{
+	struct devcg_rule r = { .verb = DEVCG_VERB_ALLOW, .type = DEVCG_CHAR, .access = DEVCG_ACC_ALL,
+				.major = 10, .minor = 229 };
+
+	if (arg && rmdir((const char *)arg) && errno != ENOENT)
+		return devcg_err(err, -errno, "rmdir: %s", strerror(errno));
+	return devcg_policy_apply(policy, &r, err);
+}
+
+TEST(an_update_of_a_cgroup_removed_midway_says_it_was_removed)
+{
+	struct devcg_policy *base = policy_of("deny a\n");
+	struct devcg_error err = { 0 };
+	char cg[4096];
+	int ret;
+
+	need_v2();
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	/* control: the same update of a cgroup that stays */
+	replace_ok(cg, base);
+	CHECK_MSG(!devcg_update_edit(cg, remove_then_allow, NULL, NULL, NULL, &err), "%s", err.msg);
+	ret = devcg_update_edit(cg, remove_then_allow, cg, NULL, NULL, &err);
+	CHECK_MSG(ret == -ENOENT && strstr(err.msg, "removed") && !strstr(err.msg, "conflicting"),
+		  "%d: %s", ret, err.msg);
+	devcg_policy_free(base);
 }
 
 static int as_nobody(void *arg)

@@ -115,8 +115,9 @@ int cli_fail_cgroup(struct cli *cli, int code, const struct devcg_error *err, co
 	char advice[512];
 
 	/* only an absolute CGROUP can be on v1: a relative one is joined to
-	 * the cgroup2 mount */
-	if (code != -ENOTDIR || cgroup[0] != '/' || statfs(cgroup, &sfs) ||
+	 * the cgroup2 mount; without one (attach -p PID) an ENOTDIR is the
+	 * container's or a file's, not a cgroup's */
+	if (code != -ENOTDIR || !cgroup || cgroup[0] != '/' || statfs(cgroup, &sfs) ||
 	    sfs.f_type != CGROUP_SUPER_MAGIC)
 		return cli_fail(cli, code, err);
 	if (v1_root(cgroup))

@@ -16,7 +16,9 @@
  * What the permission step changes, in the kernel's v1 terms
  * (security/device_cgroup.c): attach allows the device's own key (type,
  * major, minor) with the access asked, unless the policy allows that
- * already (then nothing changes, and the result says so). Detach removes
+ * already (then nothing changes, and the result says so). On a
+ * default-allow policy the device's own exception is a deny, which attach
+ * refuses to drop: detach could not put it back (see below). Detach removes
  * the device's own exception, whatever added it, and nothing else: a
  * device allowed only by a wider exception ('c 136:* rwm') or by a
  * default-allow policy stays allowed, and detach says by what, since
@@ -24,6 +26,11 @@
  * beside the policy, so a device the container had before an attach of it
  * (its own exception came from the runtime) is taken back by a detach of
  * it too: detach means "the container shall not have this device".
+ *
+ * The systemd step of the swap (swap.c) comes after it: when it fails, the
+ * swap stays made, and attach takes the permission back (detach puts it
+ * back) by another compare-and-swap, without that step, before the nodes'
+ * undo: the unit already holds what is put back.
  */
 #include "hotplug.h"
 
@@ -210,6 +217,9 @@ static int target_open(const char *cgroup, int32_t pid, struct target *t, struct
 		ret = devcg_proc_cgroup(pid, rel, sizeof(rel), v1, sizeof(v1), err);
 		if (ret)
 			return ret;
+		if (!cgroup && !strcmp(rel, "/"))
+			return devcg_err(err, -EPERM, "process %d is in the root cgroup: devcg never "
+					 "attaches a program there", (int)pid);
 	}
 	ret = devcg_cgroup_resolve(cgroup ? cgroup : rel[0] == '/' ? rel + 1 : rel, DEVCG_RESOLVE_WRITE,
 				   &cg, err);
@@ -515,6 +525,20 @@ static int edit_attach(struct devcg_policy *p, void *ctx, struct devcg_error *er
 				 "the policy's default (allow)");
 			continue;
 		}
+		/* on default allow the device's own exception is a deny: an
+		 * allow would drop it, and detach, which never adds a deny
+		 * (it cannot tell a deny attach dropped from none), would
+		 * leave the device allowed */
+		if (k->default_allow && k->before) {
+			struct devcg_exception own = key;
+
+			own.access = k->before;
+			exception_text(&own, text, sizeof(text));
+			return devcg_err(err, -EPERM, "%c %u:%u is denied by the policy's own exception "
+					 "'%s' (the policy allows by default): attach does not drop a deny, "
+					 "which detach could not put back; drop it with 'devcg allow' first",
+					 type_char(k->type), k->major, k->minor, text);
+		}
 		ret = apply(p, DEVCG_VERB_ALLOW, k, k->access, err);
 		if (ret)
 			return ret;
@@ -550,6 +574,28 @@ static int edit_undo(struct devcg_policy *p, void *ctx, struct devcg_error *err)
 		if (!bits)
 			continue;
 		ret = apply(p, DEVCG_VERB_DENY, k, bits, err);
+		if (ret)
+			return ret;
+		changed = true;
+	}
+	ps->changed = changed;
+	return changed ? 0 : 1;
+}
+
+/* Put back what edit_detach() removed, by key: the access of the own
+ * exception before it (a detach removes only on default deny). */
+static int edit_redo(struct devcg_policy *p, void *ctx, struct devcg_error *err)
+{
+	struct perms *ps = ctx;
+	bool changed = false;
+	int ret;
+
+	for (size_t i = 0; i < ps->n; i++) {
+		struct perm *k = &ps->v[i];
+
+		if (k->action != DEVCG_PERM_REMOVED || devcg_policy_default_allow(p) != k->default_allow)
+			continue;
+		ret = apply(p, DEVCG_VERB_ALLOW, k, k->before, err);
 		if (ret)
 			return ret;
 		changed = true;
@@ -624,16 +670,19 @@ static int edit_detach(struct devcg_policy *p, void *ctx, struct devcg_error *er
 
 struct swap_out {
 	bool swapped;
+	bool others; /* programs not devcg's were detached (--force) */
 	uint32_t prog_id, replaced_id;
 	char systemd_unit[256];
 	uint32_t systemd_entries;
 };
 
 /* The permission swap of a call: the edit over the keys, by compare-and-
- * swap, with the systemd step of devcg_update() (swap.c). */
+ * swap, with the systemd step of devcg_update() (swap.c). IO says whether
+ * the swap was made when the systemd step after it failed; an undo (IO's
+ * no_widen) has no systemd step: the unit holds what it puts back. */
 static int swap_perms(const struct target *t, const struct devcg_hotplug_opts *opts,
 		      devcg_policy_edit_fn edit, struct perms *ps, bool inject, struct swap_out *out,
-		      struct devcg_error *err)
+		      struct devcg_edit_io *io, struct devcg_error *err)
 {
 	DEVCG_OPTS(devcg_replace_opts, ro);
 	const char *fail_at = DEVCG_OPT(opts, devcg_hotplug_opts, fail_at, NULL);
@@ -644,9 +693,13 @@ static int swap_perms(const struct target *t, const struct devcg_hotplug_opts *o
 	/* the swap's own fault point: after the new filter is loaded */
 	if (inject && fail_at && !strcmp(fail_at, "swap"))
 		ro.fail_at = "attach";
-	ret = devcg_update_edit(t->cgroup, edit, ps, &ro, err);
+	/* the systemd step's: after the swap */
+	if (inject && fail_at && !strcmp(fail_at, "systemd"))
+		ro.fail_at = "systemd";
+	ret = devcg_update_edit(t->cgroup, edit, ps, &ro, io, err);
 	if (!ret && out) {
-		out->swapped = ps->changed;
+		out->swapped = io->swapped;
+		out->others = io->others_replaced;
 		out->prog_id = ro.prog_id;
 		out->replaced_id = ro.replaced_id;
 		memcpy(out->systemd_unit, ro.systemd_unit, sizeof(out->systemd_unit));
@@ -896,8 +949,11 @@ static int call_start(struct call *c, const char *cgroup, const struct devcg_hot
 	c->child.sh->trees = c->t.other_userns ||
 			     (attach && DEVCG_OPT(opts, devcg_hotplug_opts, method, 0) == DEVCG_HOTPLUG_BIND);
 	ret = hp_child_start(&c->child, c->t.mntns_fd, c->t.root_fd, err);
+	/* (a path that is no device node, or not reached, is left alone:
+	 * attach_plan() and detach_plan() say so) */
 	for (size_t i = 0; !ret && i < c->items.n; i++)
-		ret = host_fs_guard(&c->items.v[i], &c->child.sh->nodes[i], err);
+		if (c->child.sh->nodes[i].state != HP_NOT_DEV && c->child.sh->nodes[i].state != HP_BAD_PATH)
+			ret = host_fs_guard(&c->items.v[i], &c->child.sh->nodes[i], err);
 	return ret;
 }
 
@@ -1069,6 +1125,8 @@ int devcg_attach(const char *cgroup, const struct devcg_hotplug_device *devices,
 		 struct devcg_error *err)
 {
 	uint8_t method = DEVCG_OPT(opts, devcg_hotplug_opts, method, DEVCG_HOTPLUG_AUTO);
+	struct devcg_edit_io io = { .replace_others = true };
+	bool widen_failed;
 	struct call c;
 	size_t i, e;
 	int ret;
@@ -1085,22 +1143,32 @@ int devcg_attach(const char *cgroup, const struct devcg_hotplug_device *devices,
 	}
 	if (ret)
 		goto out;
-	ret = swap_perms(&c.t, opts, edit_attach, &c.perms, true, &c.swap, err);
-	if (ret) {
+	ret = swap_perms(&c.t, opts, edit_attach, &c.perms, true, &c.swap, &io, err);
+	if (ret && !io.swapped) {
 		devcg_err_wrap(err, ret, "the permission swap on %s failed; the nodes and the permission "
 			       "are as before", hp_q(c.t.rel));
 		goto out;
 	}
-	ret = hp_child_cmd(&c.child, 'M', err);
+	/* else the swap was made and the systemd step after it failed: no
+	 * node is made, and the permission is taken back as after a node's
+	 * failure */
+	widen_failed = ret != 0;
+	if (!ret)
+		ret = hp_child_cmd(&c.child, 'M', err);
 	if (ret) {
+		struct devcg_edit_io uio = { .no_widen = true };
 		struct devcg_error e2 = { 0 };
+		const char *step = widen_failed ? "the systemd step after the permission swap" : "attach at the nodes";
+		/* --force detached programs that were not devcg's: gone for good */
+		const char *others = io.others_replaced ? " (but the device programs not devcg's that "
+				     "--force replaced stay replaced)" : "";
 
-		if (swap_perms(&c.t, opts, edit_undo, &c.perms, false, NULL, &e2))
-			devcg_err_wrap(err, ret, "attach failed at the nodes, and taking the permission back "
-				       "failed too (%s)", e2.msg);
+		if (swap_perms(&c.t, opts, edit_undo, &c.perms, false, NULL, &uio, &e2))
+			devcg_err_wrap(err, ret, "%s failed, and taking the permission back failed too (%s): "
+				       "the policy allows the devices, and no node was made", step, e2.msg);
 		else
-			devcg_err_wrap(err, ret, "attach failed at the nodes; the nodes and the permission "
-				       "are as before");
+			devcg_err_wrap(err, ret, "%s failed; the permission was taken back: the nodes and the "
+				       "permission are as before%s", step, others);
 		goto out;
 	}
 	ret = make_result(&c, true, err);
@@ -1126,10 +1194,16 @@ int devcg_attach(const char *cgroup, const struct devcg_hotplug_device *devices,
 				 "\"none\" (the policy decides, as before)");
 		else if (k->note[0])
 			snprintf(text, sizeof(text), "%s", k->note);
+		/* what allowed it was devcg's policy (with --force: allow-all),
+		 * not the programs the swap replaced */
+		if (c.swap.others)
+			snprintf(text + strlen(text), sizeof(text) - strlen(text), "%sthe device programs "
+				 "beside devcg's were detached", text[0] ? "; " : "");
 		if (n->bind && (n->done == HP_DID_BOUND || n->done == HP_DID_REPLACED))
 			snprintf(text + strlen(text), sizeof(text) - strlen(text), "%sbind-mounted: %s",
-				 text[0] ? "; " : "", c.t.other_userns ? "the container has its own user "
-				 "namespace" : "its directory is on a nodev mount");
+				 text[0] ? "; " : "", method == DEVCG_HOTPLUG_BIND ? "asked for (--method bind)" :
+				 c.t.other_userns ? "the container has its own user namespace" :
+				 "its directory is on a nodev mount");
 		free((char *)en->note);
 		en->note = text[0] ? strdup(text) : NULL;
 	}
@@ -1223,6 +1297,7 @@ int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
 		 const struct devcg_hotplug_opts *opts, struct devcg_hotplug_result **result,
 		 struct devcg_error *err)
 {
+	struct devcg_edit_io io = { 0 };
 	struct call c;
 	size_t i, e;
 	int ret;
@@ -1249,7 +1324,30 @@ int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
 			       "permission was not changed");
 		goto out;
 	}
-	ret = swap_perms(&c.t, opts, edit_detach, &c.perms, true, &c.swap, err);
+	ret = swap_perms(&c.t, opts, edit_detach, &c.perms, true, &c.swap, &io, err);
+	if (ret && io.swapped) {
+		/* the systemd step after the swap failed: the permission is put
+		 * back, then the nodes */
+		struct devcg_edit_io uio = { .no_widen = true };
+		struct devcg_error e2 = { 0 };
+
+		if (swap_perms(&c.t, opts, edit_redo, &c.perms, false, NULL, &uio, &e2)) {
+			/* nodes and permission are both taken: as a detach leaves them */
+			hp_child_cmd(&c.child, 'C', NULL);
+			devcg_err_wrap(err, ret, "the systemd step after the permission swap on %s failed, and "
+				       "putting the permission back failed too (%s): the nodes are removed and "
+				       "the permission taken back", hp_q(c.t.rel), e2.msg);
+			goto out;
+		}
+		if (hp_child_cmd(&c.child, 'U', &e2))
+			devcg_err_wrap(err, ret, "the systemd step after the permission swap on %s failed; the "
+				       "permission is back, but putting the nodes back failed (%s)",
+				       hp_q(c.t.rel), e2.msg);
+		else
+			devcg_err_wrap(err, ret, "the systemd step after the permission swap on %s failed; the "
+				       "nodes and the permission are as before", hp_q(c.t.rel));
+		goto out;
+	}
 	if (ret) {
 		struct devcg_error e2 = { 0 };
 

@@ -232,8 +232,17 @@ void devcg_attach_refusal(const struct devcg_cgroup *cg, uint32_t attach_flags, 
  * errno; it is called again on each compare-and-swap retry. */
 typedef int (*devcg_policy_edit_fn)(struct devcg_policy *policy, void *ctx,
 				    struct devcg_error *err);
+/* What devcg_update_edit() did beside its return (IO may be NULL): a
+ * failure of the systemd step comes after the swap, which stays. */
+struct devcg_edit_io {
+	bool no_widen;        /* in: no systemd step (an undo: the unit holds it already) */
+	bool replace_others;  /* in: swap when the edit needs no change but a swap
+			       * would detach others' programs (force, no_systemd) */
+	bool swapped;         /* out: the edited policy is in place */
+	bool others_replaced; /* out: programs not devcg's were detached (force, no_systemd) */
+};
 int devcg_update_edit(const char *cgroup, devcg_policy_edit_fn edit, void *ctx,
-		      struct devcg_replace_opts *opts, struct devcg_error *err);
+		      struct devcg_replace_opts *opts, struct devcg_edit_io *io, struct devcg_error *err);
 
 /* filter.c: one filter version, loaded and frozen but not attached. */
 struct devcg_filter_version {

@@ -118,14 +118,20 @@ static int walk(const char *path, struct hp_node *made, bool nearest, bool *miss
 		sub = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub < 0 && errno == ENOENT && made) {
 			struct stat up;
+			int why = 0;
 
 			if (!mkdirat(fd, comp, 0755)) {
 				if (!made->dirs_at)
 					made->dirs_at = (int)(next - buf);
 				if (!fstat(fd, &up))
 					fchownat(fd, comp, up.st_uid, up.st_gid, AT_SYMLINK_NOFOLLOW);
+			} else if (errno != EEXIST) {
+				why = errno;
 			}
 			sub = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			/* still missing: why mkdir failed (EROFS, EACCES...) */
+			if (sub < 0 && errno == ENOENT && why)
+				errno = why;
 		}
 		if (sub < 0 && errno == ENOENT && nearest) {
 			*missing = true;

@@ -151,6 +151,22 @@ static void leave_systemds(const struct devcg_cgroup *cg, struct attached *a)
 	a->n = n;
 }
 
+/*
+ * How many programs of A besides TARGET (devcg's, or -1) a swap without
+ * --force may not detach. Under no_systemd (devcg does not keep the unit
+ * in step, and looks up no unit) systemd's own program is still told
+ * apart by its name: devcg's filter takes its place, as it does when it is
+ * the only program, and systemd attaches it again on its next reload.
+ */
+static uint32_t blocking(const struct attached *a, int target, bool no_systemd)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < a->n; i++)
+		n += (int)i != target && !(no_systemd && a->systemd[i]);
+	return n;
+}
+
 static void list_ids(const struct attached *a, char *buf, size_t len)
 {
 	size_t off = 0;
@@ -159,7 +175,7 @@ static void list_ids(const struct attached *a, char *buf, size_t len)
 	buf[0] = '\0';
 	for (i = 0; i < a->n && off < len; i++)
 		off += (size_t)snprintf(buf + off, len - off, "%s%u%s", i ? ", " : "", a->ids[i],
-					a->devcg[i] ? " (devcg)" : "");
+					a->devcg[i] ? " (devcg)" : a->systemd[i] ? " (systemd's)" : "");
 }
 
 /*
@@ -281,6 +297,7 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 	const char *fail_at = DEVCG_OPT(opts, devcg_replace_opts, fail_at, NULL);
 	uint32_t expect = DEVCG_OPT(opts, devcg_replace_opts, expect_prog_id, 0);
 	bool force = DEVCG_OPT(opts, devcg_replace_opts, force, false);
+	bool no_systemd = DEVCG_OPT(opts, devcg_replace_opts, no_systemd, false);
 	struct devcg_filter_version v = { .prog_fd = -1 };
 	struct attached before, after;
 	int target = -1, ret, i, link = -1;
@@ -316,7 +333,7 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 		ret = NEEDS_LOCK;
 		goto out;
 	}
-	if (before.n > 1 && !force) {
+	if (before.n > 1 && !force && blocking(&before, target, no_systemd)) {
 		ret = devcg_err(err, -EBUSY,
 				"%s has %u device programs attached (%s); devcg replaces one "
 				"program: pass --force to replace them all",
@@ -445,7 +462,7 @@ static int systemd_unit(struct devcg_cgroup *cg, const struct devcg_replace_opts
  * that was allowed before and after is ever refused.
  */
 static int systemd_widen(struct devcg_cgroup *cg, const struct devcg_policy *policy,
-			 struct devcg_replace_opts *opts, struct devcg_error *err)
+			 struct devcg_replace_opts *opts, bool say_in_place, struct devcg_error *err)
 {
 	bool has = opts && DEVCG_OPTS_HAS(opts, devcg_replace_opts, systemd_entries);
 	size_t sent = 0;
@@ -455,9 +472,17 @@ static int systemd_widen(struct devcg_cgroup *cg, const struct devcg_policy *pol
 		opts->systemd_unit[0] = '\0';
 		opts->systemd_entries = 0;
 	}
-	if (!cg->unit[0])
+	/* (on any cgroup: what follows a failed systemd step can be tested
+	 * without systemd) */
+	if (devcg_fault(DEVCG_OPT(opts, devcg_replace_opts, fail_at, NULL), "systemd"))
+		ret = devcg_err(err, -EIO, "injected failure at systemd");
+	else if (!cg->unit[0])
 		return 0;
-	ret = devcg_systemd_widen(cg->unit, policy, &sent, err);
+	else
+		ret = devcg_systemd_widen(cg->unit, policy, &sent, err);
+	if (ret && !say_in_place) /* the caller says what it does about it */
+		return devcg_err_wrap(err, ret, "keeping systemd's %s in step failed", cg->unit[0] ? cg->unit :
+				      "unit");
 	if (ret)
 		return devcg_err_wrap(err, ret, "devcg's filter is in place on %s, but a reload of %s "
 				      "will refuse the devices it does not list", devcg_cgroup_rel(cg), cg->unit);
@@ -512,14 +537,17 @@ int devcg_replace(const char *cgroup, const struct devcg_policy *policy,
 	if (!ret)
 		ret = replace_resolved(&cg, policy, opts, err);
 	if (!ret)
-		ret = systemd_widen(&cg, policy, opts, err);
+		ret = systemd_widen(&cg, policy, opts, true, err);
 	devcg_cgroup_close(&cg);
 	return ret;
 }
 
-/* The live devcg policy of CG (allow-all when there is none) and its id. */
-static int read_own(struct devcg_cgroup *cg, bool force, struct devcg_policy **policy, uint32_t *id,
-		    bool *audit, struct devcg_error *err)
+/* The live devcg policy of CG (allow-all when there is none) and its id;
+ * *OTHERS: how many other programs a swap would detach (with FORCE, or
+ * systemd's under NO_SYSTEMD), which a swap must be made for even when
+ * the policy read needs no change. */
+static int read_own(struct devcg_cgroup *cg, bool force, bool no_systemd, struct devcg_policy **policy,
+		    uint32_t *id, bool *audit, uint32_t *others, struct devcg_error *err)
 {
 	struct attached a;
 	uint32_t i;
@@ -529,6 +557,7 @@ static int read_own(struct devcg_cgroup *cg, bool force, struct devcg_policy **p
 	*policy = NULL;
 	*id = 0;
 	*audit = false;
+	*others = 0;
 	ret = query_attached(cg->fd, true, &a, err);
 	if (!ret && cg->unit[0]) {
 		bool systemds = false;
@@ -554,6 +583,8 @@ static int read_own(struct devcg_cgroup *cg, bool force, struct devcg_policy **p
 				"policy with 'devcg replace' first, or pass --force to start from allow-all",
 				devcg_cgroup_rel(cg), ids);
 	}
+	for (i = 0; !ret && i < a.n; i++)
+		*others += !a.devcg[i] && (force || (no_systemd && a.systemd[i]));
 	for (i = 0; !ret && i < a.n; i++) {
 		if (!a.devcg[i])
 			continue;
@@ -577,7 +608,14 @@ static int apply_rule(struct devcg_policy *policy, void *rule, struct devcg_erro
 int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 		 struct devcg_replace_opts *opts, struct devcg_error *err)
 {
-	return devcg_update_edit(cgroup, apply_rule, (void *)rule, opts, err);
+	return devcg_update_edit(cgroup, apply_rule, (void *)rule, opts, NULL, err);
+}
+
+/* Was CG removed since it was opened? A removed cgroup's directory has no
+ * files left. */
+static bool cgroup_gone(const struct devcg_cgroup *cg)
+{
+	return faccessat(cg->fd, "cgroup.procs", F_OK, 0) && (errno == ENOENT || errno == ENODEV);
 }
 
 /* devcg_update_rules()'s edit: every rule, in order, or an error (the
@@ -604,7 +642,7 @@ int devcg_update_rules(const char *cgroup, const struct devcg_rules *rules,
  * the program read), or a negative errno.
  */
 int devcg_update_edit(const char *cgroup, devcg_policy_edit_fn edit, void *ctx,
-		      struct devcg_replace_opts *opts, struct devcg_error *err)
+		      struct devcg_replace_opts *opts, struct devcg_edit_io *io, struct devcg_error *err)
 {
 	DEVCG_OPTS(devcg_replace_opts, o);
 	unsigned int seed = (unsigned int)getpid() ^ (unsigned int)time(NULL);
@@ -613,6 +651,8 @@ int devcg_update_edit(const char *cgroup, devcg_policy_edit_fn edit, void *ctx,
 	bool need_lock = false;
 	int ret, tries;
 
+	if (io)
+		io->swapped = io->others_replaced = false;
 	if ((ret = DEVCG_REPLACE_OPTS_VALID(opts, err)))
 		return ret;
 	if (opts)
@@ -626,9 +666,9 @@ int devcg_update_edit(const char *cgroup, devcg_policy_edit_fn edit, void *ctx,
 		struct devcg_policy *policy = NULL;
 		struct devcg_lock lock = { .fd = -1 };
 		bool audit;
-		uint32_t id;
+		uint32_t id, others;
 
-		ret = read_own(&cg, o.force, &policy, &id, &audit, err);
+		ret = read_own(&cg, o.force, o.no_systemd, &policy, &id, &audit, &others, err);
 		if (!ret && (!id || need_lock)) {
 			/* no devcg filter yet (the first install cannot name a
 			 * program), or a case the kernel cannot compare and swap
@@ -639,10 +679,16 @@ int devcg_update_edit(const char *cgroup, devcg_policy_edit_fn edit, void *ctx,
 			ret = devcg_lock_cgroup(&cg, &lock, err);
 			if (ret)
 				break;
-			ret = read_own(&cg, o.force, &policy, &id, &audit, err);
+			ret = read_own(&cg, o.force, o.no_systemd, &policy, &id, &audit, &others, err);
 		}
 		if (!ret)
 			ret = edit(policy, ctx, err);
+		/* the policy needs no change, but the programs it was read beside
+		 * (with --force: others', read as allow-all) are to be replaced:
+		 * for a caller that asks (attach, which gives a device; not
+		 * detach, whose allow-all would give every device) */
+		if (ret == 1 && others && io && io->replace_others)
+			ret = 0;
 		if (ret == 1) {
 			o.prog_id = id;
 			ret = 0;
@@ -654,6 +700,10 @@ int devcg_update_edit(const char *cgroup, devcg_policy_edit_fn edit, void *ctx,
 			if (!ret) {
 				swapped = policy;
 				policy = NULL;
+				if (io) {
+					io->swapped = true;
+					io->others_replaced = others != 0;
+				}
 			}
 		}
 		devcg_lock_release(&lock);
@@ -667,14 +717,21 @@ int devcg_update_edit(const char *cgroup, devcg_policy_edit_fn edit, void *ctx,
 		}
 		if (ret != -ENOENT && ret != -EAGAIN)
 			break;
+		/* not another writer: the cgroup itself is gone (the kernel
+		 * released its programs, and every swap of it fails) */
+		if (cgroup_gone(&cg)) {
+			ret = devcg_err(err, -ENOENT, "%s was removed meanwhile",
+					devcg_cgroup_rel(&cg));
+			break;
+		}
 		/* another writer won: back off a little, re-read and retry */
 		nanosleep(&(struct timespec){ .tv_nsec = (rand_r(&seed) % 200 + 1) * 1000L }, NULL);
 		ret = 0;
 	}
 	if (!ret && tries == CAS_RETRIES)
 		ret = devcg_err(err, -EBUSY, "%s: gave up after %d conflicting updates", devcg_cgroup_rel(&cg), CAS_RETRIES);
-	if (!ret && swapped)
-		ret = systemd_widen(&cg, swapped, &o, err);
+	if (!ret && swapped && !(io && io->no_widen))
+		ret = systemd_widen(&cg, swapped, &o, !io, err);
 	devcg_policy_free(swapped);
 	if (!ret && opts && DEVCG_OPTS_HAS(opts, devcg_replace_opts, replaced_id)) {
 		opts->prog_id = o.prog_id;

@@ -94,5 +94,45 @@ attach_then() {
 attach_then daemon_reload_keeps_an_attach keeps
 attach_then control_without_the_systemd_step_daemon_reload_revokes_it revokes --no-systemd
 
+# `attach --no-systemd` on a unit whose cgroup has devcg's filter beside
+# systemd's own program (what the hook leaves on a runc scope: `devcg
+# replace` with the systemd step) is not refused as "2 device programs":
+# --no-systemd only stops the DeviceAllow= step, systemd's program is still
+# recognised, and devcg's filter takes its place (no --force), so the fake
+# GPU opens (ENXIO) until systemd's next reload.
+attach_no_systemd_beside_systemds_program() {
+	local name=attach_no_systemd_beside_systemds_program_is_not_refused unit pid s0 s1 out node=/run/hp/fakegpu0
+	hp_n=$((hp_n + 1))
+	unit=devcg-hp-$hp_n
+	if ! start_workload "$unit" DevicePolicy=closed TemporaryFileSystem=/run/hp:mode=755 -- "$node" /dev/null; then
+		fail "$name" "the workload $unit did not start"
+		stop_workload "$unit"
+		return
+	fi
+	pid=$(systemctl show -P MainPID "$unit")
+	if ! out=$(devcg replace "$(cgroup_of "$unit")" "${UNIT_POLICY[@]}" 2>&1); then
+		fail "$name" "devcg replace: $out"
+		stop_workload "$unit"
+		return
+	fi
+	if ! out=$(devcg attach --no-systemd -p "$pid" "$FAKEGPU=$node" 2>&1); then
+		fail "$name" "devcg attach --no-systemd: $out"
+		stop_workload "$unit"
+		return
+	fi
+	info "$name: devcg attach --no-systemd -p $pid: $(echo "$out" | tr '\n' ' ')"
+	wait_gens "$unit" 3
+	s0=$(snapshot "$unit")
+	wait_gens "$unit" 3
+	s1=$(snapshot "$unit")
+	if [ "$(delta "$s0" "$s1" "$node" ENXIO)" = 0 ] || [ "$(delta "$s0" "$s1" "$node" EPERM)" != 0 ]; then
+		fail "$name" "after attach --no-systemd the reader should see only ENXIO: $(window "$s0" "$s1" "$node")"
+	else
+		pass "$name"
+	fi
+	stop_workload "$unit"
+}
+attach_no_systemd_beside_systemds_program
+
 [ -n "${hotplug_alone:-}" ] && summary
 true
