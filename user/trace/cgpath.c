@@ -193,7 +193,6 @@ static void rewalk(struct tree *t, bool forget)
 
 	t->st.walks++;
 	t->walked = true;
-	t->walked_ns = now_ns();
 	if (!forget && t->unknown && (keep = malloc(t->unknown * sizeof(*keep))))
 		for (i = 0; i < t->cap; i++)
 			if (t->slots[i].id && !t->slots[i].path)
@@ -209,6 +208,8 @@ static void rewalk(struct tree *t, bool forget)
 		walk(t, fd, rel, 0, 0);
 	}
 	t->learned = 0;
+	/* the interval counts from its end: a long walk is not followed at once by another */
+	t->walked_ns = now_ns();
 }
 
 /*
@@ -223,6 +224,7 @@ static int by_handle(struct tree *t, uint64_t id)
 	} h = { .fh = { .handle_bytes = 8, .handle_type = KERNFS_HANDLE_TYPE } };
 	char link[64], path[PATH_MAX];
 	size_t mlen = strlen(t->mount);
+	struct statfs sfs;
 	struct stat a, b;
 	const char *rel;
 	ssize_t n;
@@ -232,7 +234,9 @@ static int by_handle(struct tree *t, uint64_t id)
 		return -1;
 	if (t->mfd < 0)
 		t->mfd = open(t->mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (t->mfd < 0) {
+	/* a kernfs handle means nothing to another file system */
+	if (t->mfd < 0 || fstatfs(t->mfd, &sfs) ||
+	    (sfs.f_type != CGROUP2_SUPER_MAGIC && sfs.f_type != CGROUP_SUPER_MAGIC)) {
 		t->by_handle = false;
 		return -1;
 	}
