@@ -29,8 +29,10 @@ struct session {
 	enum only only;
 	long pid;
 	const char *comm;
-	const char *cgroup;
-	uint64_t counts[7];
+	const char *cgroup; /* --cgroup, relative to its hierarchy's root */
+	char cgroup_rel[4096];
+	/* what was shown, and what was seen (all cgroups and processes) */
+	uint64_t counts[7], seen[7];
 	/* events wait here until they are REORDER_NS old, so that those of
 	 * the two rings and the audit rings are handled in time order */
 	struct pending *pending;
@@ -226,9 +228,10 @@ static void emit_write(struct session *s, const struct devcg_trace_event *ev)
 	while (n && (data[n - 1] == '\n' || data[n - 1] == '\0'))
 		n--;
 	data[n] = '\0';
-	s->counts[N_WRITE]++;
+	s->seen[N_WRITE]++;
 	if (!keep(s, ONLY_WRITES, ev->pid, ev->comm, cg, NULL))
 		return;
+	s->counts[N_WRITE]++;
 	if (s->cli->json) {
 		json_t *o = common(s, "cgroup_write", ev->ts_ns, ev->pid, ev->tid, ev->comm, ev->ppid,
 				   ev->pcomm, source_name(ev->source));
@@ -269,7 +272,7 @@ static void emit_bpf(struct session *s, const struct devcg_trace_event *ev)
 	json_t *flags = json_array(), *ids = json_array();
 	char text[64] = "";
 
-	s->counts[N_BPF]++;
+	s->seen[N_BPF]++;
 	if (ev->ret >= 0 && ev->bpf.prog_id && s->nfollow < 64 && (!cg || related(s, cg)))
 		s->follow[s->nfollow++] = ev->bpf.prog_id;
 	if (ev->bpf.attach_flags & BPF_F_ALLOW_MULTI)
@@ -287,6 +290,7 @@ static void emit_bpf(struct session *s, const struct devcg_trace_event *ev)
 		json_decref(ids);
 		return;
 	}
+	s->counts[N_BPF]++;
 	if (s->cli->json) {
 		json_t *o = common(s, "bpf_prog_change", ev->ts_ns, ev->pid, ev->tid, ev->comm, ev->ppid,
 				   ev->pcomm, "tracepoint");
@@ -318,9 +322,10 @@ static void emit_open(struct session *s, const struct devcg_trace_event *ev, boo
 	const char *cg1 = devcg_cgpaths_lookup(s->paths, DEVCG_H_DEVICES, ev->devices_cg);
 	char dev[32], acc[4];
 
-	s->counts[N_OPEN]++;
+	s->seen[N_OPEN]++;
 	if (!keep(s, ONLY_DENIALS, ev->pid, ev->comm, cg1, cg2))
 		return;
+	s->counts[N_OPEN]++;
 	cli_access_string(devcg_open_access(ev->open.oflags), acc);
 	if (s->cli->json) {
 		json_t *o = common(s, "open_denied", ev->ts_ns, ev->pid, ev->tid, ev->comm, ev->ppid,
@@ -350,9 +355,10 @@ static void emit_check(struct session *s, const struct devcg_trace_event *ev)
 	const char *cg1 = devcg_cgpaths_lookup(s->paths, DEVCG_H_DEVICES, ev->devices_cg);
 	char dev[32], acc[4];
 
-	s->counts[N_DEVICE]++;
+	s->seen[N_DEVICE]++;
 	if (!keep(s, ONLY_DENIALS, ev->pid, ev->comm, cg1, cg2))
 		return;
+	s->counts[N_DEVICE]++;
 	dev_string(ev->check.type, ev->check.major, ev->check.minor, dev, sizeof(dev));
 	cli_access_string(ev->check.access, acc);
 	if (s->cli->json) {
@@ -384,9 +390,10 @@ static void emit_audit(struct session *s, const struct devcg_audit_event *a)
 
 	memcpy(comm, a->comm, 16);
 	comm[15] = '\0';
-	s->counts[N_DEVICE]++;
+	s->seen[N_DEVICE]++;
 	if (!keep(s, ONLY_DENIALS, a->pid, comm, NULL, cg))
 		return;
+	s->counts[N_DEVICE]++;
 	dev_string(a->type, a->major, a->minor, dev, sizeof(dev));
 	cli_access_string(a->access, acc);
 	if (a->decided)
@@ -416,9 +423,10 @@ static void on_gap(void *ctx, const struct devcg_gap *g)
 	char dev[32];
 	uint32_t i;
 
-	s->counts[N_GAP]++;
+	s->seen[N_GAP]++;
 	if (!keep(s, ONLY_GAP, g->writer_pid, g->writer_comm, g->cgroup, g->cgroup))
 		return;
+	s->counts[N_GAP]++;
 	if (s->cli->json) {
 		json_t *devs = json_array();
 		json_t *o = common(s, "gap", g->start_ns, g->writer_pid, g->writer_pid, g->writer_comm,
@@ -502,9 +510,10 @@ static void on_revoke(void *ctx, const struct devcg_revoke *rv)
 	char dev[32], acc[4];
 	uint32_t i;
 
-	s->counts[N_REVOKE]++;
+	s->seen[N_REVOKE]++;
 	if (!keep(s, ONLY_REVOKE, rv->writer_pid, rv->writer_comm, rv->cgroup, rv->cgroup))
 		return;
+	s->counts[N_REVOKE]++;
 	if (s->cli->json) {
 		json_t *devs = json_array(), *victims = json_array();
 		json_t *o = common(s, "revoke", rv->start_ns, rv->writer_pid, rv->writer_pid, rv->writer_comm,
@@ -666,11 +675,15 @@ static int follow_existing(void *ctx, uint64_t id, const char *path)
 	return 0;
 }
 
-/* The summary, in text and JSON alike: every number is taken once, here. */
+/* The summary, in text and JSON alike: every number is taken once, here.
+ * The counts are of what was shown; "seen" counts every event the trace
+ * read, of all cgroups and processes, before --cgroup, --pid, --comm and
+ * --only. */
 static void summary(struct session *s, uint64_t elapsed, bool stats)
 {
 	const struct devcg_trace_losses *l = &s->lost;
 	uint64_t lost = l->ringbuf + l->read + l->audit, events = 0;
+	bool filtered = s->cgroup || s->pid >= 0 || s->comm || s->only != ONLY_ALL;
 	struct devcg_prog_stats st[16];
 	int n = stats ? devcg_tracer_stats(s->tracer, st, 16) : 0, i;
 	double rate;
@@ -679,14 +692,17 @@ static void summary(struct session *s, uint64_t elapsed, bool stats)
 		events += s->counts[i];
 	rate = elapsed ? (double)events * 1e9 / (double)elapsed : 0.0;
 	if (s->cli->json) {
-		json_t *by = json_object(), *o;
+		json_t *by = json_object(), *seen = json_object(), *o;
 
-		for (i = 0; i < N_TOTAL; i++)
+		for (i = 0; i < N_TOTAL; i++) {
 			json_object_set_new(by, type_names[i], json_integer((json_int_t)s->counts[i]));
-		o = json_pack("{s:s, s:I, s:i, s:s, s:I, s:o, s:I, s:I, s:{s:I, s:I, s:I, s:I}, s:I, s:f}",
+			json_object_set_new(seen, type_names[i], json_integer((json_int_t)s->seen[i]));
+		}
+		o = json_pack("{s:s, s:I, s:i, s:s, s:I, s:o, s:I, s:I, s:o, s:{s:I, s:I, s:I, s:I}, s:I, s:f}",
 			      "type", "summary", "ts_ns", (json_int_t)mono_ns(), "pid", (int)getpid(),
 			      "comm", "devcg", "duration_ns", (json_int_t)elapsed, "events", by, "gaps",
 			      (json_int_t)s->counts[N_GAP], "revokes", (json_int_t)s->counts[N_REVOKE],
+			      "seen", seen,
 			      "lost", "total", (json_int_t)lost, "ringbuf",
 			      (json_int_t)l->ringbuf, "read", (json_int_t)l->read, "audit",
 			      (json_int_t)l->audit, "audit_before_start", (json_int_t)l->audit_before_start,
@@ -707,12 +723,20 @@ static void summary(struct session *s, uint64_t elapsed, bool stats)
 	}
 	/* after the events on standard output, when both go to one file */
 	fflush(stdout);
-	fprintf(stderr, "-- %.3f s: ", (double)elapsed / 1e9);
+	fprintf(stderr, "-- %.3f s: %s", (double)elapsed / 1e9, filtered ? "shown: " : "");
 	for (i = 0; i < N_GAP; i++)
 		fprintf(stderr, "%s%s %llu", i ? ", " : "", type_names[i], (unsigned long long)s->counts[i]);
-	fprintf(stderr, "; gaps %llu; revokes %llu; lost %llu (ring buffer %llu, reads %llu, audit %llu); "
+	fprintf(stderr, "; gaps %llu; revokes %llu", (unsigned long long)s->counts[N_GAP],
+		(unsigned long long)s->counts[N_REVOKE]);
+	if (filtered) {
+		fprintf(stderr, "; seen (all cgroups and processes): ");
+		for (i = 0; i < N_GAP; i++)
+			fprintf(stderr, "%s%s %llu", i ? ", " : "", type_names[i], (unsigned long long)s->seen[i]);
+		fprintf(stderr, ", gaps %llu, revokes %llu", (unsigned long long)s->seen[N_GAP],
+			(unsigned long long)s->seen[N_REVOKE]);
+	}
+	fprintf(stderr, "; lost %llu (ring buffer %llu, reads %llu, audit %llu); "
 		"audit denials from before the start skipped %llu; %.0f events/s\n",
-		(unsigned long long)s->counts[N_GAP], (unsigned long long)s->counts[N_REVOKE],
 		(unsigned long long)lost,
 		(unsigned long long)l->ringbuf, (unsigned long long)l->read,
 		(unsigned long long)l->audit, (unsigned long long)l->audit_before_start, rate);
@@ -804,12 +828,24 @@ static int run(struct cli *cli, int argc, char **argv)
 	}
 	if (optind != argc)
 		return cli_usage(cli, "unexpected argument '%s'", argv[optind]);
+	/* --cgroup as the other verbs take it, and the trace names cgroups:
+	 * by its path below its hierarchy's root */
+	s.paths = devcg_cgpaths_new();
+	if (s.paths && s.cgroup) {
+		ret = devcg_cgpaths_resolve(s.paths, s.cgroup, s.cgroup_rel, sizeof(s.cgroup_rel), &err);
+		if (ret) {
+			devcg_cgpaths_free(s.paths);
+			return cli_fail(cli, ret, &err);
+		}
+		s.cgroup = s.cgroup_rel;
+	}
 	ret = devcg_tracer_open(&s.tracer, &to, &err);
-	if (ret)
+	if (ret) {
+		devcg_cgpaths_free(s.paths);
 		return cli_fail(cli, ret, &err);
+	}
 	/* the tracer's start: an audit denial queued before it is not reported */
 	s.start_ns = devcg_tracer_start_ns(s.tracer);
-	s.paths = devcg_cgpaths_new();
 	s.gaps = s.paths ? devcg_gaps_new(s.paths, on_gap, &s) : NULL;
 	s.revokes = s.paths ? devcg_revokes_new(s.paths, NULL, on_revoke, &s) : NULL;
 	if (!s.gaps || !s.revokes) {
@@ -827,7 +863,11 @@ static int run(struct cli *cli, int argc, char **argv)
 
 		cli_print_json(o);
 	} else {
-		fprintf(stderr, "devcg trace: hooks chosen:\n%s", devcg_tracer_hooks(s.tracer));
+		const char *hooks = devcg_tracer_hooks(s.tracer);
+		size_t n = strlen(hooks);
+
+		/* on lines of their own: what follows never continues the last */
+		fprintf(stderr, "devcg trace: hooks chosen:\n%s%s", hooks, n && hooks[n - 1] != '\n' ? "\n" : "");
 	}
 	if (out_failed(cli)) {
 		ret = EXIT_ERROR;
@@ -877,7 +917,7 @@ const struct verb verb_trace = {
 	.run = run,
 	.summary = "watch device-rule changes and EPERM opens; report permission gaps and revocations",
 	.usage =
-	"Usage: devcg trace [-j] [--cgroup PATH] [--pid PID] [--comm NAME]\n"
+	"Usage: devcg trace [-j] [--cgroup CGROUP] [--pid PID] [--comm NAME]\n"
 	"                   [--duration SECONDS] [--only gap|revoke|writes|denials]\n"
 	"                   [--hooks auto|tracepoint|kprobe|fentry] [--stats]\n\n"
 	"Trace writes to cgroup v1 devices.allow, devices.deny and freezer.state,\n"
@@ -891,14 +931,20 @@ const struct verb verb_trace = {
 	"the devices refused since (named only where a devcg filter applies).\n"
 	"It tries fentry, then kprobes, then syscall tracepoints, and says which it\n"
 	"chose and why. Ends on Ctrl-C or --duration with a summary of what happened\n"
-	"during the trace: events by type, gaps, revocations, events lost (trace\n"
-	"ring buffers, reads, audit rings) and audit denials queued before it began\n"
-	"(skipped).\n\n"
+	"during the trace: events by type, gaps and revocations shown (with\n"
+	"--cgroup, --pid, --comm or --only, also those seen before they filtered),\n"
+	"events lost (trace ring buffers, reads: of every cgroup; audit rings) and\n"
+	"audit denials queued before it began (skipped).\n\n"
 	"Options:\n"
-	"      --cgroup PATH      only events of this cgroup (path relative to its\n"
-	"                         hierarchy, e.g. /mycontainer) and below; only the\n"
-	"                         audit rings of filters on it, above or below it\n"
-	"                         are read\n"
+	"      --cgroup CGROUP    only events of this cgroup and below: a cgroup v2\n"
+	"                         directory, absolute or relative to the cgroup2\n"
+	"                         mount (as the other verbs take it), a cgroup v1\n"
+	"                         devices or freezer directory, or a path below a\n"
+	"                         hierarchy's root as the trace names cgroups\n"
+	"                         (/mycontainer); its path is matched in every\n"
+	"                         hierarchy; one that does not exist is refused.\n"
+	"                         Only the audit rings of filters on it, above or\n"
+	"                         below it are read\n"
 	"      --pid PID          only events of this process\n"
 	"      --comm NAME        only events of this command name\n"
 	"      --duration SECONDS stop after this long\n"

@@ -40,7 +40,9 @@ struct devcg_tracer {
 	int stats_fd;
 	int write_source;
 	int seen;
-	char hooks[1024];
+	/* which hooks were chosen and why, a line each: as long as it takes */
+	char *hooks;
+	size_t hooks_len;
 	uint64_t start_ns;
 	uint32_t audit_ids[MAX_AUDIT];
 	int audit_fds[MAX_AUDIT];
@@ -52,20 +54,29 @@ struct devcg_tracer {
 	int naudit;
 };
 
+/* Add a line to the hooks note: whole, with its newline (out of memory,
+ * the line is left out; a line is never cut, nor glued to the next). */
 __attribute__((format(printf, 2, 3)))
 static void note(struct devcg_tracer *t, const char *fmt, ...)
 {
-	size_t len = strlen(t->hooks);
+	char *line = NULL, *more;
 	va_list ap;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(t->hooks + len, sizeof(t->hooks) - len, fmt, ap);
+	n = vasprintf(&line, fmt, ap);
 	va_end(ap);
-	len = strlen(t->hooks);
-	if (len + 1 < sizeof(t->hooks)) {
-		t->hooks[len] = '\n';
-		t->hooks[len + 1] = '\0';
+	if (n < 0)
+		return;
+	more = realloc(t->hooks, t->hooks_len + (size_t)n + 2);
+	if (more) {
+		t->hooks = more;
+		memcpy(t->hooks + t->hooks_len, line, (size_t)n);
+		t->hooks_len += (size_t)n;
+		t->hooks[t->hooks_len++] = '\n';
+		t->hooks[t->hooks_len] = '\0';
 	}
+	free(line);
 }
 
 static bool tracefs_ready(void)
@@ -385,6 +396,7 @@ void devcg_tracer_close(struct devcg_tracer *t)
 	}
 	if (t->stats_fd >= 0)
 		close(t->stats_fd);
+	free(t->hooks);
 	free(t);
 }
 
@@ -395,7 +407,7 @@ uint64_t devcg_tracer_start_ns(const struct devcg_tracer *t)
 
 const char *devcg_tracer_hooks(const struct devcg_tracer *t)
 {
-	return t->hooks;
+	return t->hooks ? t->hooks : "";
 }
 
 int devcg_tracer_write_source(const struct devcg_tracer *t)

@@ -90,15 +90,44 @@ int devcg_tracer_probe(enum devcg_hooks hooks, bool attach, struct devcg_error *
 enum devcg_hierarchy { DEVCG_H_V2, DEVCG_H_DEVICES, DEVCG_H_FREEZER, DEVCG_H_MAX };
 
 struct devcg_cgpaths;
+/* The hierarchies of /proc/self/mountinfo (the first mount of each). */
 struct devcg_cgpaths *devcg_cgpaths_new(void);
+/* The directories MOUNTS[h] (NULL: none) as the hierarchies, for tests. */
+struct devcg_cgpaths *devcg_cgpaths_new_at(const char *const mounts[DEVCG_H_MAX]);
 void devcg_cgpaths_free(struct devcg_cgpaths *c);
 /* The mount of a hierarchy, or NULL. */
 const char *devcg_cgpaths_mount(const struct devcg_cgpaths *c, enum devcg_hierarchy h);
-/* The path of cgroup ID (kernfs id, st_ino) relative to its root, or NULL. */
+/*
+ * The path of cgroup ID (kernfs id, st_ino) relative to its root, or NULL;
+ * valid until the next call. Constant time: a hash table filled by one
+ * walk of the hierarchy on first use. An id not in it is looked up once
+ * on its own (open_by_handle_at()), else by one more walk (at most one per
+ * unknown id and per 20 ms); an id found nowhere is remembered as unknown.
+ */
 const char *devcg_cgpaths_lookup(struct devcg_cgpaths *c, enum devcg_hierarchy h, uint64_t id);
 /* Walk hierarchy H afresh and call CB for each cgroup until it returns non-zero. */
 int devcg_cgpaths_each(struct devcg_cgpaths *c, enum devcg_hierarchy h,
 		       int (*cb)(void *ctx, uint64_t id, const char *path), void *ctx);
+/* What the lookups of a hierarchy cost, so far. */
+struct devcg_cgpaths_stats {
+	uint64_t lookups; /* devcg_cgpaths_lookup() calls */
+	uint64_t probes;  /* table slots the lookups looked at */
+	uint64_t walks;   /* walks of the whole hierarchy */
+	uint64_t handles; /* ids looked up on their own (open_by_handle_at()) */
+	uint64_t entries; /* cgroups in the table */
+	uint64_t unknown; /* ids remembered as unknown */
+};
+void devcg_cgpaths_stats(const struct devcg_cgpaths *c, enum devcg_hierarchy h,
+			 struct devcg_cgpaths_stats *out);
+/*
+ * The cgroup ARG names, in any form the other verbs take (relative to the
+ * cgroup2 mount, or an absolute path of a cgroup2 or cgroup v1 devices or
+ * freezer directory) or as a path relative to a hierarchy's root
+ * ("/mycontainer"): its path relative to its hierarchy's root into REL
+ * (LEN bytes). -ENOENT (with a message) when no hierarchy has it.
+ */
+int devcg_cgpaths_resolve(struct devcg_cgpaths *c, const char *arg, char *rel, size_t len,
+			  struct devcg_error *err);
 
 /* ---- device program lists (gap.c) ------------------------------------------ */
 
