@@ -630,7 +630,7 @@ int devcg_update_rules(const char *cgroup, const struct devcg_rules *rules,
 {
 	if (!rules || !devcg_rules_count(rules))
 		return devcg_err(err, -EINVAL, "no rule to apply");
-	return devcg_update_edit(cgroup, apply_rules, (void *)rules, opts, err);
+	return devcg_update_edit(cgroup, apply_rules, (void *)rules, opts, NULL, err);
 }
 
 /*
