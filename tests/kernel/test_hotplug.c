@@ -1238,6 +1238,91 @@ TEST(hotplug_cdi_detach_keeps_the_common_nodes_while_another_device_of_the_spec_
 	CHECK_INT(own_access(&p, fake_major(), 255), 0);
 }
 
+/* A spec of kind devcg.test/many in P->host/cdi-many: NDEV devices, each one
+ * node P->dev/many-I, c MAJOR:I, given by numbers (no host node). */
+static void cdi_many_spec(struct pc *p, char *dir, size_t size, int ndev)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(dir, size, "%s/cdi-many", p->host);
+	CHECK(!mkdir(dir, 0755));
+	snprintf(path, sizeof(path), "%s/many.yaml", dir);
+	f = fopen(path, "we");
+	CHECK(f != NULL);
+	fprintf(f, "cdiVersion: \"0.6.0\"\nkind: devcg.test/many\ndevices:\n");
+	for (int i = 0; i < ndev; i++)
+		fprintf(f, "  - {name: \"%d\", containerEdits: {deviceNodes: [{path: %s/many-%d, type: c, "
+			"major: %u, minor: %d}]}}\n", i, p->dev, i, fake_major(), i);
+	CHECK(!fclose(f));
+}
+
+/* 300 devices of one spec (no common nodes): detach of one looked at the
+ * 299 others too, more than the 256 nodes of one command, and was refused
+ * for ever after the attach succeeded. Detach takes back what attach gave. */
+TEST(hotplug_cdi_a_device_of_a_spec_of_300_devices_is_attached_and_detached)
+{
+	struct devcg_hotplug_result *r = NULL;
+	struct devcg_error err;
+	char dir[PATH_MAX];
+	struct pc p;
+
+	pc_start(&p, false, BASE);
+	cdi_many_spec(&p, dir, sizeof(dir), 300);
+	CHECK_MSG(!cdi_call(true, &p, dir, (const char *[]){ "devcg.test/many=7", NULL }, &r, &err), "%s",
+		  err.msg);
+	CHECK_INT(r->count, 1);
+	CHECK_INT(r->entries[0].node, DEVCG_NODE_MADE);
+	CHECK_INT(r->entries[0].permission, DEVCG_PERM_ADDED);
+	devcg_hotplug_result_free(r);
+	CHECK_INT(pc_open(&p, "many-7"), ENXIO);
+	CHECK_MSG(!cdi_call(false, &p, dir, (const char *[]){ "devcg.test/many=7", NULL }, &r, &err), "%s",
+		  err.msg);
+	CHECK_INT(r->count, 1);
+	CHECK_INT(r->entries[0].node, DEVCG_NODE_REMOVED);
+	CHECK_INT(r->entries[0].permission, DEVCG_PERM_REMOVED);
+	devcg_hotplug_result_free(r);
+	CHECK_INT(pc_open(&p, "many-7"), ENOENT);
+	CHECK_INT(own_access(&p, fake_major(), 7), 0);
+}
+
+/* CDI "permissions": "none" asks for no access: no rule is added and the
+ * entry says "none" (it said "already" while the open got EPERM). The
+ * device's other node, with the default rwm, is the control: allowed. */
+TEST(hotplug_cdi_permissions_none_is_reported_as_none_and_its_open_is_refused)
+{
+	struct devcg_hotplug_result *r = NULL;
+	struct devcg_error err;
+	char dir[PATH_MAX], path[PATH_MAX];
+	FILE *f;
+	struct pc p;
+
+	pc_start(&p, false, BASE);
+	snprintf(dir, sizeof(dir), "%s/cdi-none", p.host);
+	CHECK(!mkdir(dir, 0755));
+	snprintf(path, sizeof(path), "%s/none.json", dir);
+	f = fopen(path, "we");
+	CHECK(f != NULL);
+	fprintf(f, "{\"cdiVersion\": \"0.6.0\", \"kind\": \"devcg.test/none\", \"devices\": [{\"name\": \"0\", "
+		"\"containerEdits\": {\"deviceNodes\": [{\"path\": \"%s/fakegpu0\", \"hostPath\": \"%s/fakegpu0\", "
+		"\"permissions\": \"none\"}, {\"path\": \"%s/fakegpu1\", \"hostPath\": \"%s/fakegpu1\"}]}}]}\n",
+		p.dev, p.host, p.dev, p.host);
+	CHECK(!fclose(f));
+	CHECK_MSG(!cdi_call(true, &p, dir, (const char *[]){ "devcg.test/none=0", NULL }, &r, &err), "%s",
+		  err.msg);
+	CHECK_INT(r->count, 2);
+	CHECK_INT(r->entries[0].node, DEVCG_NODE_MADE);
+	CHECK_INT(r->entries[0].permission, DEVCG_PERM_NONE);
+	CHECK_INT(r->entries[0].access, 0);
+	CHECK_MSG(r->entries[0].note && strstr(r->entries[0].note, "\"none\""), "%s",
+		  r->entries[0].note ? r->entries[0].note : "(no note)");
+	CHECK_INT(r->entries[1].permission, DEVCG_PERM_ADDED);
+	devcg_hotplug_result_free(r);
+	CHECK_INT(pc_open(&p, "fakegpu0"), EPERM);
+	CHECK_INT(own_access(&p, fake_major(), 0), 0);
+	CHECK_INT(pc_open(&p, "fakegpu1"), ENXIO);
+}
+
 /* ---- 9. the CLI: -j output ---------------------------------------------------------- */
 
 /* `devcg -j ARGS...`: its exit code; its standard output in OUT. */

@@ -273,3 +273,256 @@ UTEST(cdi_names_from_the_command_line_and_specs_are_escaped_in_messages)
 	CHECK_INT(l.n, 0);
 	dirs_remove(&d);
 }
+
+/* ---- hostile specs (issue 18, item 14) --------------------------------------- */
+
+/* 100,000 levels, and no end: the loader read (and built) all of them, in
+ * time quadratic in the depth, and then said where the brackets failed to
+ * close; read as events, the 65th level is refused where it opens. */
+UTEST(cdi_yaml_nesting_deeper_than_the_cap_is_refused_where_it_starts)
+{
+	size_t n = 100000;
+	char *text = malloc(2 * n + 1);
+
+	CHECK(text != NULL);
+	memset(text, '[', n);
+	memset(text + n, ']', n - 1); /* one short: not even YAML */
+	text[2 * n - 1] = '\0';
+	load_fails(text, true, "in:1:66: nested more than 64 levels deep");
+	free(text);
+}
+
+/* An alias counts its anchor's height: a chain of aliases, each one level
+ * deeper, stops at the cap too (jansson frees a value recursively). */
+UTEST(cdi_yaml_aliases_cannot_nest_deeper_than_the_cap)
+{
+	char text[8192] = "a0: &a0 [x]\n";
+
+	for (int i = 1; i < 100; i++) {
+		size_t n = strlen(text);
+
+		snprintf(text + n, sizeof(text) - n, "a%d: &a%d [*a%d]\n", i, i, i - 1);
+	}
+	load_fails(text, true, "nested more than 64 levels deep");
+}
+
+UTEST(cdi_yaml_an_alias_of_the_node_it_is_in_is_refused)
+{
+	load_fails("a: &x [1, *x]\n", true, "an alias of an unknown anchor");
+}
+
+/* A *.json FIFO in a spec directory: open(O_RDONLY) waited for a writer
+ * for ever, before its type was looked at. Now it is skipped, said why,
+ * and the other spec is used. */
+UTEST(cdi_a_fifo_among_the_specs_does_not_block_and_the_other_specs_are_used)
+{
+	struct devcg_error err;
+	struct hp_list l = { 0 };
+	char fifo[256];
+	struct dirs d;
+	int ret;
+
+	dirs_make(&d);
+	put(d.d1, "gpu.yaml", SPEC_YAML);
+	snprintf(fifo, sizeof(fifo), "%s/a.json", d.d1);
+	CHECK(!mkfifo(fifo, 0644));
+	alarm(20); /* a hang ends the test with SIGALRM */
+	ret = resolve(&d, (const char *[]){ "vendor.test/gpu=0", NULL }, false, &l, &err);
+	alarm(0);
+	CHECK_MSG(!ret, "%s", err.msg);
+	CHECK_INT(l.n, 3);
+	CHECK_STR(l.v[0].path, "/dev/g0");
+	CHECK_MSG(l.v[0].note && strstr(l.v[0].note, "a.json: not a regular file"), "%s",
+		  l.v[0].note ? l.v[0].note : "(no note)");
+	hp_list_free(&l);
+	dirs_remove(&d);
+}
+
+/* Specs that cannot be used -- one of the very kind asked for, with
+ * "devices" not an array, which stopped every lookup of the kind; one
+ * nested too deeply; a symbolic link -- are skipped, counted and the first
+ * named, and the device comes from the good spec. */
+UTEST(cdi_unusable_specs_are_skipped_and_reported_and_do_not_block_the_others)
+{
+	struct devcg_error err;
+	struct hp_list l = { 0 };
+	char link[256];
+	struct dirs d;
+
+	dirs_make(&d);
+	put(d.d1, "gpu.yaml", SPEC_YAML);
+	put(d.d2, "a-broken.yaml", "cdiVersion: 0.6.0\nkind: vendor.test/gpu\ndevices: 3\n");
+	{
+		char deep[160];
+
+		memset(deep, '[', 70);
+		memset(deep + 70, ']', 70);
+		deep[140] = '\0';
+		put(d.d2, "b-deep.yaml", deep);
+	}
+	snprintf(link, sizeof(link), "%s/c-link.yaml", d.d2);
+	CHECK(!symlink("/etc/passwd", link));
+	CHECK_MSG(!resolve(&d, (const char *[]){ "vendor.test/gpu=0", NULL }, false, &l, &err), "%s", err.msg);
+	CHECK_INT(l.n, 3);
+	CHECK_STR(l.v[0].path, "/dev/g0");
+	CHECK_MSG(l.v[0].note && strstr(l.v[0].note, "skipped 3 spec files") &&
+			  strstr(l.v[0].note, "a-broken.yaml: \"devices\" is not an array"),
+		  "%s", l.v[0].note ? l.v[0].note : "(no note)");
+	CHECK(!l.v[1].note && !l.v[2].note);
+	hp_list_free(&l);
+	/* a device only an unusable spec could have: not found, and why */
+	CHECK_INT(resolve(&d, (const char *[]){ "vendor.test/gpu=7", NULL }, false, &l, &err), -ENOENT);
+	CHECK_MSG(strstr(err.msg, "have 0, 1") && strstr(err.msg, "a-broken.yaml"), "%s", err.msg);
+	CHECK_INT(l.n, 0);
+	dirs_remove(&d);
+}
+
+UTEST(cdi_a_symbolic_link_spec_is_not_followed)
+{
+	struct devcg_error err;
+	struct hp_list l = { 0 };
+	char link[256], target[256];
+	struct dirs d;
+
+	dirs_make(&d);
+	snprintf(target, sizeof(target), "%s/gpu.yaml", d.base);
+	put(d.base, "gpu.yaml", SPEC_YAML);
+	snprintf(link, sizeof(link), "%s/gpu.yaml", d.d1);
+	CHECK(!symlink(target, link));
+	CHECK_INT(resolve(&d, (const char *[]){ "vendor.test/gpu=0", NULL }, false, &l, &err), -ENOENT);
+	CHECK_MSG(strstr(err.msg, "gpu.yaml: a symbolic link (not followed)"), "%s", err.msg);
+	CHECK_INT(l.n, 0);
+	dirs_remove(&d);
+}
+
+/* ---- names and permissions (issue 18, items 26 and 22) ----------------------------- */
+
+/* A plain scalar in a field CDI reads as a string is its text, as Go's
+ * reader takes it: "name: 0" names device "0" and "name: 0x10" device
+ * "0x10" (not 16). JSON has no plain scalars: a number there is no name. */
+UTEST(cdi_a_yaml_device_name_that_is_a_plain_number_is_that_text)
+{
+	struct devcg_error err;
+	struct hp_list l = { 0 };
+	struct dirs d;
+
+	dirs_make(&d);
+	put(d.d1, "d.yaml", "cdiVersion: 0.6.0\nkind: v.test/d\ndevices:\n"
+			    "  - name: 0\n    containerEdits: {deviceNodes: [{path: /dev/d0}]}\n"
+			    "  - {name: 0x10, containerEdits: {deviceNodes: [{path: /dev/d16}]}}\n"
+			    "  - {name: true, containerEdits: {deviceNodes: [{path: /dev/dt}]}}\n");
+	CHECK_MSG(!resolve(&d, (const char *[]){ "v.test/d=0", "v.test/d=0x10", "v.test/d=true", NULL }, false,
+			   &l, &err), "%s", err.msg);
+	CHECK_INT(l.n, 3);
+	CHECK_STR(l.v[0].path, "/dev/d0");
+	CHECK_STR(l.v[1].path, "/dev/d16");
+	CHECK_STR(l.v[2].path, "/dev/dt");
+	CHECK(!l.v[0].note);
+	hp_list_free(&l);
+	put(d.d2, "j.json", "{\"cdiVersion\": \"0.6.0\", \"kind\": \"v.test/j\", \"devices\": [{\"name\": 0, "
+			    "\"containerEdits\": {\"deviceNodes\": [{\"path\": \"/dev/j\"}]}}]}");
+	CHECK_INT(resolve(&d, (const char *[]){ "v.test/j=0", NULL }, false, &l, &err), -ENOENT);
+	CHECK_MSG(strstr(err.msg, "j.json: the \"name\" of device 1 is not a string"), "%s", err.msg);
+	dirs_remove(&d);
+}
+
+/* "permissions": letters of rwm; left out or null, rwm; "none" asks for no
+ * access (no_access, no access bits); "" is refused, not taken as rwm. */
+UTEST(cdi_permissions_none_asks_for_nothing_and_an_empty_one_is_refused)
+{
+	struct devcg_error err;
+	struct hp_list l = { 0 };
+	struct dirs d;
+
+	dirs_make(&d);
+	put(d.d1, "d.yaml", "cdiVersion: 0.6.0\nkind: v.test/d\ndevices:\n"
+			    "  - name: a\n    containerEdits:\n      deviceNodes:\n"
+			    "        - {path: /dev/none, permissions: none}\n"
+			    "        - {path: /dev/left-out}\n"
+			    "        - {path: /dev/null-one, permissions: ~}\n"
+			    "        - {path: /dev/rw, permissions: rw}\n"
+			    "  - {name: b, containerEdits: {deviceNodes: [{path: /dev/e, permissions: \"\"}]}}\n");
+	CHECK_MSG(!resolve(&d, (const char *[]){ "v.test/d=a", NULL }, false, &l, &err), "%s", err.msg);
+	CHECK_INT(l.n, 4);
+	CHECK(l.v[0].no_access);
+	CHECK_INT(l.v[0].access, 0);
+	CHECK(!l.v[1].no_access && !l.v[2].no_access && !l.v[3].no_access);
+	CHECK_INT(l.v[1].access, DEVCG_ACC_ALL);
+	CHECK_INT(l.v[2].access, DEVCG_ACC_ALL);
+	CHECK_INT(l.v[3].access, DEVCG_ACC_READ | DEVCG_ACC_WRITE);
+	hp_list_free(&l);
+	CHECK_INT(resolve(&d, (const char *[]){ "v.test/d=b", NULL }, false, &l, &err), -EINVAL);
+	CHECK_MSG(strstr(err.msg, "/dev/e: bad \"permissions\" \"\""), "%s", err.msg);
+	CHECK_INT(l.n, 0);
+	dirs_remove(&d);
+}
+
+/* ---- attach and detach agree on what fits (issue 18, item 14) ---------------------- */
+
+/* Detach looks at the other devices of a spec only when it has common
+ * nodes (to keep them while another device is in): without, there is
+ * nothing to look at. */
+UTEST(cdi_detach_looks_at_the_other_devices_only_of_a_spec_with_common_nodes)
+{
+	struct devcg_error err;
+	struct hp_list l = { 0 };
+	struct dirs d;
+
+	dirs_make(&d);
+	put(d.d1, "d.yaml", "cdiVersion: 0.6.0\nkind: v.test/d\ndevices:\n"
+			    "  - {name: a, containerEdits: {deviceNodes: [{path: /dev/a}]}}\n"
+			    "  - {name: b, containerEdits: {deviceNodes: [{path: /dev/b}]}}\n");
+	CHECK_MSG(!resolve(&d, (const char *[]){ "v.test/d=a", NULL }, true, &l, &err), "%s", err.msg);
+	CHECK_INT(l.n, 1);
+	CHECK(!l.v[0].probe);
+	hp_list_free(&l);
+	dirs_remove(&d);
+}
+
+/* A spec of NDEV devices (one node each, c 240:i), with a common node or not. */
+static void big_spec(struct dirs *d, int ndev, bool common)
+{
+	size_t size = 128 + (size_t)ndev * 128, n;
+	char *text = malloc(size);
+
+	CHECK(text != NULL);
+	n = (size_t)snprintf(text, size, "cdiVersion: 0.6.0\nkind: v.test/many\ndevices:\n");
+	for (int i = 0; i < ndev; i++)
+		n += (size_t)snprintf(text + n, size - n, "  - {name: \"%d\", containerEdits: {deviceNodes: "
+					  "[{path: /dev/many/%d, type: c, major: 240, minor: %d}]}}\n", i, i, i);
+	if (common)
+		snprintf(text + n, size - n, "containerEdits: {deviceNodes: [{path: /dev/many/ctl, type: c, "
+					     "major: 240, minor: 1000}]}\n");
+	put(d->d1, "many.yaml", text);
+	free(text);
+}
+
+static int hotplug_call(bool attach, struct dirs *d, const char *name, struct devcg_error *err)
+{
+	DEVCG_OPTS(devcg_hotplug_opts, o);
+	const char *names[2] = { name, NULL };
+
+	o.cdi = names;
+	o.cdi_spec_dirs = d->list;
+	memset(err, 0, sizeof(*err));
+	/* no such cgroup: the devices are listed before the cgroup is opened */
+	return attach ? devcg_attach("devcg-unit-no-such-cgroup", NULL, 0, &o, NULL, err)
+		      : devcg_detach("devcg-unit-no-such-cgroup", NULL, 0, &o, NULL, err);
+}
+
+/* 300 devices and a common node: detach of one would look at 301 nodes,
+ * more than the 256 of one command, so attach (of 2) took what detach
+ * could never take back. Now attach refuses it, saying why. */
+UTEST(cdi_attach_refuses_a_device_that_detach_could_not_take_back)
+{
+	struct devcg_error err;
+	struct dirs d;
+
+	dirs_make(&d);
+	big_spec(&d, 300, true);
+	CHECK_INT(hotplug_call(true, &d, "v.test/many=7", &err), -E2BIG);
+	CHECK_MSG(strstr(err.msg, "detach could not take these devices back") && strstr(err.msg, "at most 256"),
+		  "%s", err.msg);
+	CHECK_INT(hotplug_call(false, &d, "v.test/many=7", &err), -E2BIG);
+	dirs_remove(&d);
+}
