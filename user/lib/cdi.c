@@ -486,9 +486,10 @@ static int check_spec(json_t *root, const char *path, struct devcg_error *err)
 	json_array_foreach(devices, i, dev) {
 		json_t *name = json_object_get(dev, "name");
 
-		if (!json_is_object(dev) || !name || json_is_null(name))
+		if (!json_is_object(dev) || !name || json_is_null(name) ||
+		    (json_is_string(name) && !json_string_value(name)[0]))
 			return devcg_err(err, -EINVAL, "%s: device %zu has no \"name\"", hp_q(path), i + 1);
-		if (!json_is_string(name) || !json_string_value(name)[0])
+		if (!json_is_string(name))
 			return devcg_err(err, -EINVAL, "%s: the \"name\" of device %zu is not a string", hp_q(path),
 					 i + 1);
 	}
