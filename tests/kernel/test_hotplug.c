@@ -1238,6 +1238,36 @@ TEST(hotplug_cdi_detach_keeps_the_common_nodes_while_another_device_of_the_spec_
 	CHECK_INT(own_access(&p, fake_major(), 255), 0);
 }
 
+/* A spec file that cannot be used (here a FIFO, which blocked every
+ * lookup) is skipped, and attach and detach name it in their result. */
+TEST(hotplug_cdi_a_skipped_spec_file_is_named_in_the_result)
+{
+	struct devcg_hotplug_result *r = NULL;
+	struct devcg_error err;
+	char dir[PATH_MAX], fifo[PATH_MAX + 16];
+	struct pc p;
+
+	pc_start(&p, false, BASE);
+	cdi_spec(&p, dir, sizeof(dir));
+	snprintf(fifo, sizeof(fifo), "%s/a.json", dir);
+	CHECK(!mkfifo(fifo, 0644));
+	alarm(60); /* a hang ends the test with SIGALRM */
+	CHECK_MSG(!cdi_call(true, &p, dir, (const char *[]){ "devcg.test/gpu=0", NULL }, &r, &err), "%s",
+		  err.msg);
+	CHECK_MSG(r->entries[0].note && strstr(r->entries[0].note, "a.json: not a regular file"), "%s",
+		  r->entries[0].note ? r->entries[0].note : "(no note)");
+	CHECK(!r->entries[1].note || !strstr(r->entries[1].note, "a.json"));
+	devcg_hotplug_result_free(r);
+	CHECK_INT(pc_open(&p, "fakegpu0"), ENXIO);
+	CHECK_MSG(!cdi_call(false, &p, dir, (const char *[]){ "devcg.test/gpu=0", NULL }, &r, &err), "%s",
+		  err.msg);
+	alarm(0);
+	CHECK_MSG(r->entries[0].note && strstr(r->entries[0].note, "a.json: not a regular file"), "%s",
+		  r->entries[0].note ? r->entries[0].note : "(no note)");
+	devcg_hotplug_result_free(r);
+	CHECK_INT(pc_open(&p, "fakegpu0"), ENOENT);
+}
+
 /* A spec of kind devcg.test/many in P->host/cdi-many: NDEV devices, each one
  * node P->dev/many-I, c MAJOR:I, given by numbers (no host node). */
 static void cdi_many_spec(struct pc *p, char *dir, size_t size, int ndev)

@@ -991,8 +991,9 @@ static int make_result(struct call *c, bool attach, struct devcg_error *err)
 	return 0;
 }
 
-/* cdi.c's note of the spec files it skipped, added to its entry's note. */
-static int cdi_notes(struct call *c, struct devcg_error *err)
+/* cdi.c's note of the spec files it skipped, added to its entry's note
+ * (after the changes: without memory, the note is left as it is). */
+static void cdi_notes(struct call *c)
 {
 	for (size_t i = 0, e = 0; i < c->items.n; i++) {
 		const struct hp_item *it = &c->items.v[i];
@@ -1002,14 +1003,12 @@ static int cdi_notes(struct call *c, struct devcg_error *err)
 		if (it->probe)
 			continue;
 		en = (struct devcg_hotplug_entry *)&c->r->entries[e++];
-		if (!it->note)
+		if (!it->note ||
+		    asprintf(&text, "%s%s%s", en->note ? en->note : "", en->note ? "; " : "", it->note) < 0)
 			continue;
-		if (asprintf(&text, "%s%s%s", en->note ? en->note : "", en->note ? "; " : "", it->note) < 0)
-			return devcg_err(err, -ENOMEM, "out of memory");
 		free((char *)en->note);
 		en->note = text;
 	}
-	return 0;
 }
 
 /* Decide, node by node, how attach puts it there, and which keys to allow. */
@@ -1135,7 +1134,7 @@ int devcg_attach(const char *cgroup, const struct devcg_hotplug_device *devices,
 		en->note = text[0] ? strdup(text) : NULL;
 	}
 	if (!ret)
-		ret = cdi_notes(&c, err);
+		cdi_notes(&c);
 	if (!ret && result) {
 		*result = c.r;
 		c.r = NULL;
@@ -1290,7 +1289,7 @@ int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
 		en->nholders = h.n;
 	}
 	if (!ret)
-		ret = cdi_notes(&c, err);
+		cdi_notes(&c);
 	if (!ret && result) {
 		*result = c.r;
 		c.r = NULL;
