@@ -5,9 +5,20 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
+
+static int report_layer(struct cli *cli, const char *where, const char *layer, int allow, bool decided,
+			const struct devcg_exception *ex, bool default_allow);
 
 static int report(struct cli *cli, const char *where, int allow, bool decided,
 		  const struct devcg_exception *ex, bool default_allow)
+{
+	return report_layer(cli, where, NULL, allow, decided, ex, default_allow);
+}
+
+/* LAYER: "v1" or "v2" for a live cgroup on a hybrid host (NULL: not said). */
+static int report_layer(struct cli *cli, const char *where, const char *layer, int allow, bool decided,
+			const struct devcg_exception *ex, bool default_allow)
 {
 	char line[64] = "", safe[4 * 4200 + 1] = "";
 
@@ -24,6 +35,8 @@ static int report(struct cli *cli, const char *where, int allow, bool decided,
 					    cli_exception_json(ex, !default_allow));
 		if (where)
 			json_object_set_new(o, "by", cli_text(where, (size_t)-1));
+		if (layer)
+			json_object_set_new(o, "layer", json_string(layer));
 		cli_print_json(o);
 	} else if (decided) {
 		printf("%s (exception '%s %s'%s%s)\n", allow ? "allow" : "deny",
@@ -66,10 +79,12 @@ static int check_live(struct cli *cli, int argc, char **argv)
 	const struct devcg_program *by;
 	struct devcg_error err = { 0 };
 	struct devcg_state *state;
+	struct devcg_policy *v1_policy = NULL;
 	struct devcg_exception ex;
 	uint8_t type, access;
 	uint32_t major, minor;
-	bool decided;
+	bool decided, v1_complete = true;
+	char v1[4096] = "";
 	int ret;
 
 	if (argc != 4)
@@ -81,6 +96,25 @@ static int check_live(struct cli *cli, int argc, char **argv)
 	if (ret) {
 		cli_fail_cgroup(cli, ret, &err, argv[0]);
 		return EXIT_FAILED;
+	}
+	/* a hybrid host: the v1 devices cgroup of the cgroup's processes
+	 * decides too, and refuses whatever the programs say */
+	ret = devcg_cgroup_v1_cgroup(argv[0], v1, sizeof(v1), &err);
+	if (ret > 0)
+		ret = devcg_v1_read(v1, &v1_policy, &v1_complete, &err);
+	if (ret < 0) {
+		devcg_state_free(state);
+		cli_fail(cli, ret, &err);
+		return EXIT_FAILED;
+	}
+	if (v1_policy && devcg_policy_check(v1_policy, type, major, minor, access, &ex, &decided) == 0) {
+		char where[4200];
+
+		snprintf(where, sizeof(where), "the cgroup v1 devices cgroup %s (its devices.list)", v1);
+		ret = report_layer(cli, where, "v1", 0, decided, &ex, devcg_policy_default_allow(v1_policy));
+		devcg_policy_free(v1_policy);
+		devcg_state_free(state);
+		return ret;
 	}
 	ret = devcg_state_check(state, type, major, minor, access, &by, &ex, &decided);
 	if (ret == -EOPNOTSUPP) {
@@ -97,7 +131,8 @@ static int check_live(struct cli *cli, int argc, char **argv)
 		char where[4200];
 
 		where_of(by, where, sizeof(where));
-		ret = report(cli, where, 0, decided, &ex, devcg_policy_default_allow(by->policy));
+		ret = report_layer(cli, where, v1[0] ? "v2" : NULL, 0, decided, &ex,
+				   devcg_policy_default_allow(by->policy));
 	} else if ((by = decider_of(state))) {
 		/* allowed by all: name what allowed it in the cgroup's own
 		 * filter, else in the first program devcg could read */
@@ -105,10 +140,24 @@ static int check_live(struct cli *cli, int argc, char **argv)
 
 		devcg_policy_check(by->policy, type, major, minor, access, &ex, &decided);
 		where_of(by, where, sizeof(where));
-		ret = report(cli, where, 1, decided, &ex, devcg_policy_default_allow(by->policy));
+		if (v1[0])
+			snprintf(where + strlen(where), sizeof(where) - strlen(where),
+				 "; the cgroup v1 devices cgroup %s allows it too%s", v1,
+				 v1_complete ? "" : " (by its default: its devices.list does not show denies)");
+		ret = report_layer(cli, where, v1[0] ? "v2" : NULL, 1, decided, &ex,
+				   devcg_policy_default_allow(by->policy));
+	} else if (v1[0]) {
+		/* no program: the v1 list decided alone */
+		char where[4200];
+
+		devcg_policy_check(v1_policy, type, major, minor, access, &ex, &decided);
+		snprintf(where, sizeof(where), "the cgroup v1 devices cgroup %s (its devices.list)%s", v1,
+			 v1_complete ? "" : ", which does not show denies under its default allow");
+		ret = report_layer(cli, where, "v1", 1, decided, &ex, devcg_policy_default_allow(v1_policy));
 	} else {
 		ret = report(cli, NULL, 1, false, NULL, true);
 	}
+	devcg_policy_free(v1_policy);
 	devcg_state_free(state);
 	return ret;
 }

@@ -317,7 +317,7 @@ int cli_update(struct cli *cli, int argc, char **argv, uint8_t verb, const struc
 	struct devcg_error err = { 0 };
 	struct devcg_rules *rules;
 	struct devcg_rule rule = { 0 };
-	char text[64], safe[4096];
+	char text[64], safe[4096], v1[4096] = "";
 	size_t n;
 	int c, ret;
 
@@ -349,17 +349,23 @@ int cli_update(struct cli *cli, int argc, char **argv, uint8_t verb, const struc
 	devcg_rules_free(rules);
 	if (n != 1)
 		return cli_usage(cli, "RULE must name one device rule (it names %zu)", n);
-	ret = devcg_update(argv[optind], &rule, &ro, &err);
+	/* a hybrid host: the v1 devices cgroup of its processes gets the rule too */
+	ret = devcg_cgroup_v1_cgroup(argv[optind], v1, sizeof(v1), &err);
+	if (ret >= 0)
+		ret = devcg_update_both(argv[optind], v1, &rule, &ro, &err);
 	if (ret)
 		return cli_fail_cgroup(cli, ret, &err, argv[optind]);
 	devcg_rule_format(&rule, text, sizeof(text));
 	if (cli->json)
-		cli_print_json(json_pack("{s:o, s:s, s:I, s:I, s:o}", "cgroup", cli_text(argv[optind], (size_t)-1),
+		cli_print_json(json_pack("{s:o, s:s, s:I, s:I, s:o, s:o}", "cgroup", cli_text(argv[optind], (size_t)-1),
 					 "rule", text, "prog_id", (json_int_t)ro.prog_id, "replaced_id",
 					 (json_int_t)ro.replaced_id, "systemd",
-					 cli_systemd_json(ro.systemd_unit, ro.systemd_entries)));
+					 cli_systemd_json(ro.systemd_unit, ro.systemd_entries), "v1",
+					 v1[0] ? cli_text(v1, (size_t)-1) : json_null()));
 	else
 		printf("%s: %s (program %u)\n", cli_safe(argv[optind], safe, sizeof(safe)), text, ro.prog_id);
+	if (!cli->json && v1[0])
+		printf("%s: %s (cgroup v1 devices cgroup of its processes)\n", cli_safe(v1, safe, sizeof(safe)), text);
 	if (!cli->json)
 		cli_print_systemd(ro.systemd_unit, ro.systemd_entries);
 	return EXIT_OK;

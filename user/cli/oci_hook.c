@@ -106,15 +106,18 @@ static int run(struct cli *cli, int argc, char **argv)
 	if (ret)
 		return cli_fail(cli, ret, &err);
 	if (cli->json)
-		cli_print_json(json_pack("{s:o, s:s, s:I, s:I, s:o}", "cgroup", cli_text(ho.cgroup, (size_t)-1),
+		cli_print_json(json_pack("{s:o, s:s, s:I, s:I, s:o, s:o}", "cgroup", cli_text(ho.cgroup, (size_t)-1),
 					 "runtime", ho.runtime_used == DEVCG_RUNTIME_RUNC ? "runc"
 						    : ho.runtime_used == DEVCG_RUNTIME_CRUN ? "crun" : "none",
 					 "prog_id", (json_int_t)ho.prog_id, "replaced_id",
 					 (json_int_t)ho.replaced_id, "systemd",
-					 cli_systemd_json(ho.systemd_unit, ho.systemd_entries)));
+					 cli_systemd_json(ho.systemd_unit, ho.systemd_entries), "v1",
+					 ho.v1_cgroup[0] ? cli_text(ho.v1_cgroup, (size_t)-1) : json_null()));
 	else
 		printf("devcg oci-hook: %s: program %u (replaced %u)\n", ho.cgroup, ho.prog_id,
 		       ho.replaced_id);
+	if (!cli->json && ho.v1_cgroup[0])
+		printf("devcg oci-hook: %s: cgroup v1 devices cgroup given the same policy\n", ho.v1_cgroup);
 	if (!cli->json)
 		cli_print_systemd(ho.systemd_unit, ho.systemd_entries);
 	return EXIT_OK;

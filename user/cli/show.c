@@ -28,7 +28,9 @@ static int run(struct cli *cli, int argc, char **argv)
 	struct devcg_error err = { 0 };
 	const struct devcg_program *own;
 	struct devcg_state *state;
-	char safe[4 * 4096 + 1];
+	char safe[4 * 4096 + 1], v1[4096] = "";
+	struct devcg_policy *v1_policy = NULL;
+	bool v1_complete = true;
 	size_t i;
 	int ret;
 	const char *cg;
@@ -39,17 +41,29 @@ static int run(struct cli *cli, int argc, char **argv)
 	ret = devcg_state_read(cg, &state, &err);
 	if (ret)
 		return cli_fail_cgroup(cli, ret, &err, cg);
+	/* a hybrid host: the v1 devices cgroup of its processes decides too */
+	ret = devcg_cgroup_v1_cgroup(cg, v1, sizeof(v1), &err);
+	if (ret > 0)
+		ret = devcg_v1_read(v1, &v1_policy, &v1_complete, &err);
+	if (ret < 0) {
+		devcg_state_free(state);
+		return cli_fail(cli, ret, &err);
+	}
 	own = devcg_state_own(state);
 	if (cli->json) {
 		json_t *progs = json_array();
 
 		for (i = 0; i < devcg_state_count(state); i++)
 			json_array_append_new(progs, program_json(devcg_state_program(state, i)));
-		cli_print_json(json_pack("{s:o, s:o, s:o, s:o}", "cgroup",
+		cli_print_json(json_pack("{s:o, s:o, s:o, s:o, s:o}", "cgroup",
 					 cli_text(devcg_state_cgroup(state), (size_t)-1),
 					 "prog_id", own ? json_integer(own->id) : json_null(),
 					 "policy", own ? cli_policy_json(own->policy) : json_null(),
-					 "programs", progs));
+					 "programs", progs, "v1",
+					 v1_policy ? json_pack("{s:o, s:b, s:o}", "cgroup", cli_text(v1, (size_t)-1),
+							       "complete", v1_complete, "policy",
+							       cli_policy_json(v1_policy)) : json_null()));
+		devcg_policy_free(v1_policy);
 		devcg_state_free(state);
 		return EXIT_OK;
 	}
@@ -84,8 +98,15 @@ static int run(struct cli *cli, int argc, char **argv)
 			cli_print_rules(p->policy, "#     ");
 		}
 	}
+	if (v1_policy) {
+		printf("# also decides: the cgroup v1 devices cgroup %s of its processes (devices.list)%s:\n",
+		       cli_safe(v1, safe, sizeof(safe)),
+		       v1_complete ? "" : ", default allow: its denies are not shown");
+		cli_print_rules(v1_policy, "#   v1: ");
+	}
 	if (own)
 		cli_print_policy(cli, own->policy);
+	devcg_policy_free(v1_policy);
 	devcg_state_free(state);
 	return EXIT_OK;
 }
