@@ -335,7 +335,7 @@ TEST(hybrid_check_names_v1_when_the_v1_devices_cgroup_refuses_and_the_kernel_agr
 {
 	struct devcg_policy *pol = with_x("rwm");
 	struct devcg_error err = { 0 };
-	char out[8192], dev[32];
+	char out[8192], dev[32], pid[32];
 	json_t *o;
 	struct hy h;
 
@@ -350,6 +350,10 @@ TEST(hybrid_check_names_v1_when_the_v1_devices_cgroup_refuses_and_the_kernel_agr
 	CHECK_STR(json_string_value(json_object_get(o, "layer")), "v1");
 	CHECK_STR(json_string_value(json_object_get(o, "decision")), "deny");
 	json_decref(o);
+	/* the same for the process, by -p */
+	snprintf(pid, sizeof(pid), "%d", (int)h.pid);
+	CHECK_INT(DEVCG(out, "check", "-j", "-p", pid, "c", dev, "r"), 1);
+	CHECK_MSG(strstr(out, "\"layer\":\"v1\""), "%s", out);
 	CHECK_INT(hy_open(&h, "x"), EPERM);
 	/* control: once v1 allows it too, check says allow, and so does the kernel */
 	CHECK(!scratch_cgroup_write(h.v1, "devices.allow", x_line("rwm")));
@@ -367,7 +371,7 @@ TEST(hybrid_show_prints_the_v1_list_beside_the_v2_policy)
 {
 	struct devcg_policy *pol = with_x("rwm");
 	struct devcg_error err = { 0 };
-	char out[8192], empty[PATH_MAX];
+	char out[8192], empty[PATH_MAX], pid[32];
 	json_t *o, *v1;
 	struct hy h;
 
@@ -376,6 +380,10 @@ TEST(hybrid_show_prints_the_v1_list_beside_the_v2_policy)
 	CHECK_INT(DEVCG(out, "show", h.v2), 0);
 	CHECK_MSG(strstr(out, "# also decides: the cgroup v1 devices cgroup ") && strstr(out, h.v1), "%s", out);
 	CHECK_MSG(strstr(out, "#   v1: deny a\n#   v1: allow c 1:3 rwm\n"), "%s", out);
+	/* the same for the process, by -p */
+	snprintf(pid, sizeof(pid), "%d", (int)h.pid);
+	CHECK_INT(DEVCG(out, "show", "-p", pid), 0);
+	CHECK_MSG(strstr(out, "#   v1: deny a\n#   v1: allow c 1:3 rwm\n") && strstr(out, strrchr(h.v2, '/')), "%s", out);
 	/* the v2 policy is still what can be fed back in */
 	CHECK_MSG(strstr(out, "\ndeny a\nallow c 1:3 rwm\nallow c "), "%s", out);
 	CHECK_INT(DEVCG(out, "show", "-j", h.v2), 0);

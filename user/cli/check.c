@@ -74,8 +74,10 @@ static const struct devcg_program *decider_of(const struct devcg_state *state)
 }
 
 /* Against every program that runs for a live cgroup. */
-static int check_live(struct cli *cli, int argc, char **argv)
+static int check_live(struct cli *cli, int argc, char **argv, int pid)
 {
+	char pid_cg[4096];
+	const char *cg;
 	const struct devcg_program *by;
 	struct devcg_error err = { 0 };
 	struct devcg_state *state;
@@ -87,19 +89,31 @@ static int check_live(struct cli *cli, int argc, char **argv)
 	char v1[4096] = "";
 	int ret;
 
-	if (argc != 4)
+	if (pid && argc != 3)
+		return cli_usage(cli, "expected TYPE MAJOR:MINOR ACCESS after -p PID");
+	if (!pid && argc != 4)
 		return cli_usage(cli, "expected CGROUP TYPE MAJOR:MINOR ACCESS (or --rules FILE)");
-	ret = cli_parse_request(cli, argv + 1, &type, &major, &minor, &access);
+	ret = cli_parse_request(cli, argv + (pid ? 0 : 1), &type, &major, &minor, &access);
 	if (ret)
 		return ret;
-	ret = devcg_state_read(argv[0], &state, &err);
+	/* -p PID: its cgroup v2 cgroup, and its own v1 devices cgroup below */
+	if (pid) {
+		ret = devcg_pid_cgroup(pid, pid_cg, sizeof(pid_cg), &err);
+		if (ret) {
+			cli_fail(cli, ret, &err);
+			return EXIT_FAILED;
+		}
+	}
+	cg = pid ? pid_cg : argv[0];
+	ret = devcg_state_read(cg, &state, &err);
 	if (ret) {
-		cli_fail_cgroup(cli, ret, &err, argv[0]);
+		cli_fail_cgroup(cli, ret, &err, cg);
 		return EXIT_FAILED;
 	}
 	/* a hybrid host: the v1 devices cgroup of the cgroup's processes
 	 * decides too, and refuses whatever the programs say */
-	ret = devcg_cgroup_v1_cgroup(argv[0], v1, sizeof(v1), &err);
+	ret = pid ? devcg_pid_v1_cgroup(pid, v1, sizeof(v1), &err)
+		  : devcg_cgroup_v1_cgroup(cg, v1, sizeof(v1), &err);
 	if (ret > 0)
 		ret = devcg_v1_read(v1, &v1_policy, &v1_complete, &err);
 	if (ret < 0) {
@@ -166,6 +180,7 @@ static int run(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "rules", required_argument, NULL, 'r' },
+		{ "pid", required_argument, NULL, 'p' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -176,13 +191,18 @@ static int run(struct cli *cli, int argc, char **argv)
 	uint8_t type, access;
 	uint32_t major, minor;
 	bool decided;
-	int c, ret;
+	int c, ret, pid = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+r:jh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+r:p:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			rules_file = optarg;
+			break;
+		case 'p':
+			pid = cli_pid(optarg);
+			if (pid <= 0)
+				return cli_usage(cli, "-p needs a process id, not '%s'", optarg);
 			break;
 		case 'j':
 			cli->json = true;
@@ -194,7 +214,9 @@ static int run(struct cli *cli, int argc, char **argv)
 		}
 	}
 	if (!rules_file)
-		return check_live(cli, argc - optind, argv + optind);
+		return check_live(cli, argc - optind, argv + optind, pid);
+	if (pid)
+		return cli_usage(cli, "-p and --rules do not go together");
 	if (argc - optind != 3)
 		return cli_usage(cli, "expected TYPE MAJOR:MINOR ACCESS");
 	ret = cli_parse_request(cli, argv + optind, &type, &major, &minor, &access);
@@ -219,7 +241,8 @@ const struct verb verb_check = {
 	.summary = "decide one device request against a policy",
 	.usage =
 	"Usage: devcg check [-j] --rules FILE TYPE MAJOR:MINOR ACCESS\n"
-	"       devcg check [-j] CGROUP TYPE MAJOR:MINOR ACCESS\n\n"
+	"       devcg check [-j] CGROUP TYPE MAJOR:MINOR ACCESS\n"
+	"       devcg check [-j] -p PID TYPE MAJOR:MINOR ACCESS\n\n"
 	"Decide a request as the kernel's devices controller would: TYPE is c or b,\n"
 	"MAJOR:MINOR are numbers, ACCESS is letters of rwm, or '-' for none (what\n"
 	"access(2) with F_OK asks). Prints allow or deny and what decided it. With\n"
@@ -237,6 +260,8 @@ const struct verb verb_check = {
 	"cgroup's (JSON \"layer\": \"v1\", else \"v2\").\n\n"
 	"Options:\n"
 	"  -r, --rules FILE  the policy, as rules ('-' for stdin)\n"
+	"  -p, --pid PID     decide for process PID: its cgroup v2 cgroup and its own\n"
+	"                    v1 devices cgroup\n"
 	"  -j, --json        print {\"decision\", \"decided_by\", \"exception\", \"by\", \"layer\"}\n"
 	"  -h, --help        this help\n\n"
 	"Exit status: 0 allow, 1 deny, 2 usage error, 3 other failure.\n\n"

@@ -454,3 +454,12 @@ void cli_print_systemd(const char *unit, uint32_t entries)
 	else
 		printf("systemd: %s: its DeviceAllow= already allows what devcg's program does\n", safe);
 }
+
+int cli_pid(const char *s)
+{
+	uint32_t v;
+
+	if (parse_u32(s, &v) || !v || v > 0x7fffffff)
+		return -1;
+	return (int)v;
+}

@@ -2,6 +2,7 @@
 // devcg show: the live policy of a cgroup, read back from its filter.
 #include "cli.h"
 
+#include <getopt.h>
 #include <stdio.h>
 
 static const char *const mode_names[] = { "exclusive", "override", "multi" };
@@ -23,26 +24,65 @@ static json_t *program_json(const struct devcg_program *p)
 	return o;
 }
 
+/* -j, -h, and CGROUP or -p PID: -1 to go on, or the exit code. */
+static int parse(struct cli *cli, int argc, char **argv, const char **cgroup, int *pid)
+{
+	static const struct option opts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "p:jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			*pid = cli_pid(optarg);
+			if (*pid <= 0)
+				return cli_usage(cli, "-p needs a process id, not '%s'", optarg);
+			break;
+		case 'j': cli->json = true; break;
+		case 'h': cli_help(&verb_show); return EXIT_OK;
+		default: return cli_usage(cli, "unknown option");
+		}
+	}
+	if (*pid && argc - optind == 0)
+		return -1;
+	if (*pid || argc - optind != 1)
+		return cli_usage(cli, "expected one CGROUP, or -p PID");
+	*cgroup = argv[optind];
+	return -1;
+}
+
 static int run(struct cli *cli, int argc, char **argv)
 {
 	struct devcg_error err = { 0 };
 	const struct devcg_program *own;
 	struct devcg_state *state;
-	char safe[4 * 4096 + 1], v1[4096] = "";
+	char safe[4 * 4096 + 1], v1[4096] = "", pid_cg[4096];
+	int pid = 0;
 	struct devcg_policy *v1_policy = NULL;
 	bool v1_complete = true;
 	size_t i;
 	int ret;
-	const char *cg;
+	const char *cg = NULL;
 
-	ret = cli_one_cgroup(cli, argc, argv, &verb_show, &cg);
+	ret = parse(cli, argc, argv, &cg, &pid);
 	if (ret >= 0)
 		return ret;
+	/* -p PID: its cgroup v2 cgroup, and its own v1 devices cgroup below */
+	if (pid && (ret = devcg_pid_cgroup(pid, pid_cg, sizeof(pid_cg), &err)))
+		return cli_fail(cli, ret, &err);
+	if (pid)
+		cg = pid_cg;
 	ret = devcg_state_read(cg, &state, &err);
 	if (ret)
 		return cli_fail_cgroup(cli, ret, &err, cg);
 	/* a hybrid host: the v1 devices cgroup of its processes decides too */
-	ret = devcg_cgroup_v1_cgroup(cg, v1, sizeof(v1), &err);
+	ret = pid ? devcg_pid_v1_cgroup(pid, v1, sizeof(v1), &err)
+		  : devcg_cgroup_v1_cgroup(cg, v1, sizeof(v1), &err);
 	if (ret > 0)
 		ret = devcg_v1_read(v1, &v1_policy, &v1_complete, &err);
 	if (ret < 0) {
@@ -116,7 +156,8 @@ const struct verb verb_show = {
 	.run = run,
 	.summary = "print the live policy of a cgroup and what else applies",
 	.usage =
-	"Usage: devcg show [-j] CGROUP\n\n"
+	"Usage: devcg show [-j] CGROUP\n"
+	"       devcg show [-j] -p PID\n\n"
 	"Read the policy back from the devcg program attached to CGROUP (no state\n"
 	"files) and print it as 'devcg compile' does, after comment lines that name\n"
 	"the program, its attach mode, foreign device programs on the cgroup, and the\n"
@@ -131,7 +172,9 @@ const struct verb verb_show = {
 	"devices.list follows as '#   v1:' lines (JSON \"v1\": {\"cgroup\", \"complete\",\n"
 	"\"policy\"}; complete is false for a default-allow list, which hides denies).\n\n"
 	"Options:\n"
-	"  -j, --json  print {\"cgroup\", \"prog_id\", \"policy\", \"programs\": [...]}\n"
+	"  -p, --pid PID  show the cgroup v2 cgroup of process PID, and its own v1\n"
+	"              devices cgroup\n"
+	"  -j, --json  print {\"cgroup\", \"prog_id\", \"policy\", \"programs\": [...], \"v1\"}\n"
 	"  -h, --help  this help\n\n"
 	"Example:\n"
 	"  devcg show /sys/fs/cgroup/mycontainer\n",
