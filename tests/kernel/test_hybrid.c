@@ -501,3 +501,56 @@ TEST(hybrid_attach_failing_at_the_nodes_puts_both_layers_back)
 	CHECK_INT(hy_open(&h, "x"), EPERM);
 	devcg_policy_free(base);
 }
+
+/* ---- processes in two v1 devices cgroups ----------------------------------------- */
+
+static int join_and_wait(void *arg)
+{
+	char pid[32];
+
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	if (scratch_cgroup_write(arg, "cgroup.procs", pid))
+		return 10;
+	for (;;)
+		pause();
+}
+
+TEST(hybrid_a_v2_cgroup_whose_processes_are_in_two_v1_devices_cgroups_is_refused_whole)
+{
+	struct devcg_policy *base = policy_of(V1_BASE);
+	struct devcg_error err = { 0 };
+	char other[PATH_MAX], buf[PATH_MAX], out[8192], rule[64], before[4096];
+	struct devcg_state *st;
+	uint32_t id;
+	pid_t pid;
+	struct hy h;
+
+	hy_start(&h);
+	CHECK_MSG(!devcg_replace(h.v2, base, NULL, &err), "%s", err.msg);
+	CHECK_MSG(!devcg_state_read(h.v2, &st, &err), "%s", err.msg);
+	id = devcg_state_own(st)->id;
+	devcg_state_free(st);
+	snprintf(before, sizeof(before), "%s", v1_list(&h));
+	CHECK(!scratch_cgroup_create(scratch_devices_root(), other, sizeof(other)));
+	pid = scratch_spawn(h.v2, join_and_wait, other);
+	CHECK(pid > 0);
+	for (int i = 0; i < 5000 && !(scratch_cgroup_read(other, "cgroup.procs", buf, sizeof(buf)) > 0); i++)
+		usleep(1000);
+	CHECK_INT(devcg_cgroup_v1_cgroup(h.v2, buf, sizeof(buf), &err), -EXDEV);
+	CHECK_MSG(strstr(err.msg, h.v1) && strstr(err.msg, other), "%s", err.msg);
+	/* allow says so in one line, naming both and what to use, and changes nothing */
+	snprintf(rule, sizeof(rule), "c %u:0 rwm", fake_major());
+	CHECK_INT(DEVCG(out, "allow", h.v2, rule), 1);
+	CHECK_MSG(strstr(out, "several cgroup v1 devices cgroups") && strstr(out, "replace --v1") &&
+		  strchr(out, '\n') == out + strlen(out) - 1, "%s", out);
+	CHECK_STR(v1_list(&h), before);
+	CHECK_MSG(!devcg_state_read(h.v2, &st, &err), "%s", err.msg);
+	CHECK_INT(devcg_state_own(st)->id, id);
+	devcg_state_free(st);
+	/* control: by the process, -p names one of them */
+	snprintf(buf, sizeof(buf), "%d", (int)h.pid);
+	snprintf(rule, sizeof(rule), "%u:0", fake_major());
+	CHECK_INT(DEVCG(out, "check", "-p", buf, "c", rule, "r"), 1);
+	CHECK_MSG(strstr(out, h.v1), "%s", out);
+	devcg_policy_free(base);
+}

@@ -380,7 +380,7 @@ int devcg_pid_v1_cgroup(int pid, char *buf, size_t len, struct devcg_error *err)
 int devcg_v1_of_cgroup(const char *cgroup, bool writer, char *buf, size_t len, struct devcg_error *err)
 {
 	struct devcg_cgroup cg;
-	char one[PATH_MAX], q[1024];
+	char one[PATH_MAX], q[1024], seen[4096] = "";
 	int fd, ret, found = 0;
 	char line[32];
 	FILE *f;
@@ -400,12 +400,19 @@ int devcg_v1_of_cgroup(const char *cgroup, bool writer, char *buf, size_t len, s
 		devcg_cgroup_close(&cg);
 		return ret;
 	}
-	/* every process of the cgroup: they must all be in the same one */
+	/* every process of the cgroup: they must all be in the same one (the
+	 * mounts are searched once per cgroup that /proc/PID/cgroup names) */
 	while (ret >= 0 && fgets(line, sizeof(line), f)) {
 		struct devcg_error e2 = { 0 };
+		char v2rel[4096], v1rel[4096];
 		int pid = atoi(line), r;
 
-		r = devcg_v1_of_pid(pid, writer, one, sizeof(one), &e2);
+		r = devcg_proc_cgroup(pid, v2rel, sizeof(v2rel), v1rel, sizeof(v1rel), &e2);
+		if (!r && (!v1rel[0] || (found && !strcmp(v1rel, seen))))
+			continue; /* the v1 root, or the cgroup found already */
+		if (!r)
+			snprintf(seen, sizeof(seen), "%s", v1rel);
+		r = r ? r : devcg_v1_of_pid(pid, writer, one, sizeof(one), &e2);
 		if (r == -ESRCH)
 			continue; /* gone meanwhile */
 		if (r < 0) {
