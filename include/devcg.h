@@ -397,8 +397,9 @@ DEVCG_API int devcg_replace_v1(const char *dir, const struct devcg_policy *polic
  */
 DEVCG_API int devcg_pid_v1_cgroup(int pid, char *buf, size_t len, struct devcg_error *err);
 /* The same for the processes of the cgroup v2 CGROUP (its own, not its
- * descendants'): 0 when it has none or none is in a v1 devices cgroup;
- * -EXDEV when they are in different ones. */
+ * descendants'): 0 when it has none or none is in a v1 devices cgroup,
+ * and for a root cgroup (no container's); -EXDEV when they are in
+ * different ones. */
 DEVCG_API int devcg_cgroup_v1_cgroup(const char *cgroup, char *buf, size_t len,
 				     struct devcg_error *err);
 /* The policy of the v1 devices directory DIR from its devices.list; a

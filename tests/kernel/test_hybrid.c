@@ -554,3 +554,35 @@ TEST(hybrid_a_v2_cgroup_whose_processes_are_in_two_v1_devices_cgroups_is_refused
 	CHECK_MSG(strstr(out, h.v1), "%s", out);
 	devcg_policy_free(base);
 }
+
+TEST(hybrid_replace_both_puts_v1_back_when_its_own_transition_stops_half_way)
+{
+	struct devcg_policy *pol;
+	struct devcg_error err = { 0 };
+	char parent[PATH_MAX], child[PATH_MAX], v2[PATH_MAX], list[4096], text[256];
+	struct devcg_state *st;
+
+	need_hybrid();
+	/* the parent lets its child have c 1:3 and c 1:5, not c MAJ:0 */
+	CHECK(!scratch_cgroup_create(scratch_devices_root(), parent, sizeof(parent)));
+	CHECK(!scratch_cgroup_write(parent, "devices.deny", "a"));
+	CHECK(!scratch_cgroup_write(parent, "devices.allow", "c 1:3 rwm"));
+	CHECK(!scratch_cgroup_write(parent, "devices.allow", "c 1:5 rwm"));
+	CHECK(!scratch_cgroup_create(parent, child, sizeof(child)));
+	CHECK(!scratch_cgroup_write(child, "devices.deny", "c 1:5 rwm"));
+	CHECK(scratch_cgroup_read(child, "devices.list", list, sizeof(list)) > 0);
+	CHECK_STR(list, "c 1:3 rwm\n");
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), v2, sizeof(v2)));
+	/* c 1:5 is written, then c MAJ:0 is refused by the kernel */
+	snprintf(text, sizeof(text), "deny a\nallow c 1:3 rwm\nallow c 1:5 rwm\nallow c %u:0 rwm\n",
+		 fake_major());
+	pol = policy_of(text);
+	CHECK(devcg_replace_both(v2, child, pol, NULL, &err) == -EPERM);
+	CHECK_MSG(strstr(err.msg, "put back as it was; nothing changed on cgroup v2"), "%s", err.msg);
+	CHECK(scratch_cgroup_read(child, "devices.list", list, sizeof(list)) > 0);
+	CHECK_STR(list, "c 1:3 rwm\n");
+	CHECK_MSG(!devcg_state_read(v2, &st, &err), "%s", err.msg);
+	CHECK_INT(devcg_state_count(st), 0);
+	devcg_state_free(st);
+	devcg_policy_free(pol);
+}

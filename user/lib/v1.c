@@ -390,6 +390,12 @@ int devcg_v1_of_cgroup(const char *cgroup, bool writer, char *buf, size_t len, s
 	ret = devcg_cgroup_resolve(cgroup, DEVCG_RESOLVE_READ, &cg, err);
 	if (ret)
 		return ret;
+	/* a root holds no container (every process of the machine may be
+	 * there, in v1 cgroups of their own); the writers refuse it anyway */
+	if (!strcmp(devcg_cgroup_rel(&cg), "/")) {
+		devcg_cgroup_close(&cg);
+		return 0;
+	}
 	fd = openat(cg.fd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
 	f = fd >= 0 ? fdopen(fd, "re") : NULL;
 	if (!f) {
@@ -408,11 +414,10 @@ int devcg_v1_of_cgroup(const char *cgroup, bool writer, char *buf, size_t len, s
 		int pid = atoi(line), r;
 
 		r = devcg_proc_cgroup(pid, v2rel, sizeof(v2rel), v1rel, sizeof(v1rel), &e2);
-		if (!r && (!v1rel[0] || (found && !strcmp(v1rel, seen))))
-			continue; /* the v1 root, or the cgroup found already */
-		if (!r)
-			snprintf(seen, sizeof(seen), "%s", v1rel);
-		r = r ? r : devcg_v1_of_pid(pid, writer, one, sizeof(one), &e2);
+		if (r || !v1rel[0] || (found && !strcmp(v1rel, seen)))
+			continue; /* gone meanwhile, the v1 root, or the cgroup found already */
+		snprintf(seen, sizeof(seen), "%s", v1rel);
+		r = devcg_v1_of_pid(pid, writer, one, sizeof(one), &e2);
 		if (r == -ESRCH)
 			continue; /* gone meanwhile */
 		if (r < 0) {
@@ -501,7 +506,12 @@ static int hybrid(const char *v1, const struct devcg_policy *v1_target, const st
 		return ret;
 	ret = v1_target ? devcg_replace_v1(v1, v1_target, err) : devcg_update_v1(v1, v1_rule, err);
 	if (ret < 0) {
-		devcg_err_wrap(err, ret, "cgroup v1 devices cgroup %s (nothing changed on cgroup v2)", v1);
+		/* a transition stopped half-way is put back too */
+		if (v1_target && complete && devcg_replace_v1(v1, before, &e2) >= 0)
+			devcg_err_wrap(err, ret, "cgroup v1 devices cgroup %s (put back as it was; nothing "
+				       "changed on cgroup v2)", v1);
+		else
+			devcg_err_wrap(err, ret, "cgroup v1 devices cgroup %s (nothing changed on cgroup v2)", v1);
 		goto out;
 	}
 	if (moments)
