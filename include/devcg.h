@@ -444,6 +444,43 @@ DEVCG_API int devcg_replace_refuses_node(const char *cgroup, const struct devcg_
 DEVCG_API int devcg_replace_v1(const char *dir, const struct devcg_policy *policy,
 			       struct devcg_error *err);
 
+/*
+ * Hybrid hosts (cgroup v1 controllers beside a cgroup2 mount, as
+ * /sys/fs/cgroup/devices and /sys/fs/cgroup/unified): both layers decide
+ * every open, the device programs on the unified hierarchy and the v1
+ * devices controller. The v1 devices cgroup of process PID (its devices:
+ * line of /proc/PID/cgroup, joined under a v1 devices mount of this mount
+ * namespace that shows the process there) in BUF: 1, or 0 (BUF "") when no
+ * v1 devices hierarchy is mounted or PID is in its root, which restricts
+ * nothing; or a negative errno.
+ */
+DEVCG_API int devcg_pid_v1_cgroup(int pid, char *buf, size_t len, struct devcg_error *err);
+/* The same for the processes of the cgroup v2 CGROUP (its own, not its
+ * descendants'): 0 when it has none or none is in a v1 devices cgroup,
+ * and for a root cgroup (no container's); -EXDEV when they are in
+ * different ones. */
+DEVCG_API int devcg_cgroup_v1_cgroup(const char *cgroup, char *buf, size_t len,
+				     struct devcg_error *err);
+/* The policy of the v1 devices directory DIR from its devices.list; a
+ * default-allow cgroup lists only 'a *:* rwm', so its denies cannot be
+ * read: *COMPLETE (may be NULL) is false then. */
+DEVCG_API int devcg_v1_read(const char *dir, struct devcg_policy **policy, bool *complete,
+			    struct devcg_error *err);
+/* One RULE written to DIR's devices.allow or devices.deny (v1 semantics). */
+DEVCG_API int devcg_update_v1(const char *dir, const struct devcg_rule *rule,
+			      struct devcg_error *err);
+/*
+ * devcg_replace() and devcg_update_rules() on both layers: first the v1
+ * devices directory V1 (devcg_replace_v1(), or each of RULES written in
+ * order as by devcg_update_v1()), then the cgroup v2 CGROUP. V1 NULL or "": only v2.
+ * When the v2 step fails, V1 is put back (when its devices.list showed it
+ * whole) and the message says what became of it.
+ */
+DEVCG_API int devcg_replace_both(const char *cgroup, const char *v1, const struct devcg_policy *policy,
+				 struct devcg_replace_opts *opts, struct devcg_error *err);
+DEVCG_API int devcg_update_both(const char *cgroup, const char *v1, const struct devcg_rules *rules,
+				struct devcg_replace_opts *opts, struct devcg_error *err);
+
 /* ---- OCI runtime hooks --------------------------------------------------- */
 
 /* The annotation whose value holds a container's extra rules (lines, or
@@ -499,6 +536,9 @@ struct devcg_oci_hook_opts {
 	 */
 	const struct devcg_rules *annotation_allow;
 	bool annotation_may_widen;
+	/* Out: on a hybrid host, the v1 devices cgroup of the container's
+	 * process, given the same policy first ("" when none). */
+	char v1_cgroup[4096];
 };
 
 /*
@@ -508,8 +548,11 @@ struct devcg_oci_hook_opts {
  * extra rules, finds the container's cgroup from /proc/PID/cgroup and
  * replaces its device program atomically, and so checks that devcg's
  * program is the only one attached there (beside systemd's own, on a unit
- * devcg keeps in step). Refuses the root cgroup and a process that
- * is gone. On an error before the swap nothing is attached; the swap itself
+ * devcg keeps in step). On a hybrid host, when the process is in a
+ * non-root cgroup v1 devices cgroup (a runtime that found no cgroup2 on
+ * /sys/fs/cgroup), that one gets the same policy first, by
+ * devcg_replace_both(): both layers then allow exactly the policy.
+ * Refuses the root cgroup and a process that is gone. On an error before the swap nothing is attached; the swap itself
  * restores the previous program when it fails.
  */
 DEVCG_API int devcg_oci_hook(const char *state, size_t len, struct devcg_oci_hook_opts *opts,
@@ -632,6 +675,9 @@ struct devcg_hotplug_result {
 	/* the permission changed: a new devcg program is attached (the
 	 * cgroup's first when replaced_id is 0); false: nothing was swapped */
 	bool swapped;
+	/* a hybrid host: the container's cgroup v1 devices cgroup, which the
+	 * permission step changed first, by the same edit ("" when none) */
+	char v1_cgroup[4096];
 };
 
 /*

@@ -2378,6 +2378,61 @@ TEST(crun_v2_oci_hook_control_a_policy_without_dev_null_or_a_failing_hook_stops_
 	hook_controls("crun");
 }
 
+/*
+ * A plain `RT run` on a hybrid host puts the container under the v1 devices
+ * controller (its devices: line names its cgroup), beside its cgroup on the
+ * unified hierarchy: both decide every open. The hook gives both the
+ * policy, so /dev/fuse, which the hook adds, opens in the container; the
+ * v1 devices.list shows it. Control: a device added on v2 alone (the
+ * library's one-layer update) stays refused by v1, until devcg allow, which
+ * changes both.
+ */
+static void hook_on_a_hybrid_host(const char *rt)
+{
+	char hooks[PATH_MAX + 256], list[8192], v2[PATH_MAX], v1[PATH_MAX];
+	const struct bundle b = { .resources = RUNC_SPEC_DEVICES, .hooks = hooks };
+	struct devcg_rule fuse = { .verb = DEVCG_VERB_ALLOW, .type = DEVCG_CHAR, .access = DEVCG_ACC_ALL,
+				   .major = 10, .minor = 229 };
+	struct devcg_error err = { 0 };
+	json_t *o = NULL;
+	struct ctr c;
+
+	need(rt, V1);
+	if (!scratch_cgroup2_root())
+		SKIP("no cgroup2 mount beside the v1 devices controller (not a hybrid host)");
+	hooks_json(hooks, sizeof(hooks), "createRuntime", rt, ", \"allow " FUSE_RULE "\"");
+	ctr_start_with(&c, rt, V1, &b);
+	CHECK_MSG(devcg_pid_v1_cgroup(ctr_pid(&c), v1, sizeof(v1), &err) == 1, "%s", err.msg);
+	CHECK_STR(v1, c.cg);
+	CHECK(read_text(strcat(strcpy(list, c.cg), "/devices.list"), list, sizeof(list)) > 0);
+	CHECK_MSG(strstr(list, FUSE_RULE "\n"), "%s", list);
+	CHECK_INT(fuse_open_in(&c), 0);
+	ctr_destroy(&c);
+
+	/* control: the same container without the hook's rule */
+	hooks_json(hooks, sizeof(hooks), "createRuntime", rt, "");
+	ctr_start_with(&c, rt, V1, &b);
+	CHECK_MSG(!devcg_pid_cgroup(ctr_pid(&c), v2, sizeof(v2), &err), "%s", err.msg);
+	CHECK_MSG(!devcg_update(v2, &fuse, NULL, &err), "%s", err.msg);
+	CHECK_INT(fuse_open_in(&c), EPERM);
+	CHECK_INT(DEVCG(&o, "allow", v2, FUSE_RULE), 0);
+	CHECK_STR(jstr(o, "v1"), c.cg);
+	json_decref(o);
+	CHECK_INT(fuse_open_in(&c), 0);
+	info("%s on v1 devices: the hook's and devcg allow's /dev/fuse open; on v2 alone EPERM", rt);
+	ctr_destroy(&c);
+}
+
+TEST(runc_v1_oci_hook_on_a_hybrid_host_gives_the_v1_devices_cgroup_the_policy_too)
+{
+	hook_on_a_hybrid_host("runc");
+}
+
+TEST(crun_v1_oci_hook_on_a_hybrid_host_gives_the_v1_devices_cgroup_the_policy_too)
+{
+	hook_on_a_hybrid_host("crun");
+}
+
 /* ---- 5. for make bench: the runtimes' updates beside devcg's --------------- */
 
 /* Why RT cannot run in MODE here, or NULL (need(), without skipping). */

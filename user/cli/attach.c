@@ -101,11 +101,11 @@ static void print_result(struct cli *cli, const struct devcg_hotplug_result *r)
 
 		for (i = 0; i < r->count; i++)
 			json_array_append_new(devices, entry_json(&r->entries[i]));
-		cli_print_json(json_pack("{s:o, s:i, s:b, s:I, s:I, s:o, s:o}", "cgroup",
+		cli_print_json(json_pack("{s:o, s:i, s:b, s:I, s:I, s:o, s:o, s:o}", "cgroup",
 					 cli_text(r->cgroup, (size_t)-1), "pid", r->pid, "swapped", r->swapped,
 					 "prog_id", (json_int_t)r->prog_id, "replaced_id", (json_int_t)r->replaced_id,
 					 "systemd", cli_systemd_json(r->systemd_unit, r->systemd_entries), "devices",
-					 devices));
+					 devices, "v1", r->v1_cgroup[0] ? cli_text(r->v1_cgroup, (size_t)-1) : json_null()));
 		return;
 	}
 	cli_safe(r->cgroup, safe, sizeof(safe));
@@ -119,6 +119,9 @@ static void print_result(struct cli *cli, const struct devcg_hotplug_result *r)
 	else
 		printf("%s (pid %d): no devcg program (the policy allows every device)\n", safe, r->pid);
 	cli_print_systemd(r->systemd_unit, r->systemd_entries);
+	if (r->v1_cgroup[0])
+		printf("%s: the cgroup v1 devices cgroup of pid %d, changed the same way\n",
+		       cli_safe(r->v1_cgroup, safe2, sizeof(safe2)), r->pid);
 	/* paths, notes and commands come from the container and CDI specs */
 	for (i = 0; i < r->count; i++) {
 		const struct devcg_hotplug_entry *e = &r->entries[i];
@@ -295,7 +298,9 @@ const struct verb verb_attach = {
 	"allow' it first).\n"
 	"DEVICE is a host device node, made at the same path in the container, or\n"
 	"HOSTPATH=CONTAINERPATH. The container is the one process PID lives in, or\n"
-	"CGROUP (a process of it gives the mount namespace).\n\n"
+	"CGROUP (a process of it gives the mount namespace). On a hybrid host, a\n"
+	"container also in a v1 devices cgroup (not its root) gets the permission\n"
+	"there too, first, and put back on failure (JSON \"v1\").\n\n"
 	"Options:\n"
 	"  -p, --pid PID        the container of this process\n"
 	"      --access ACCESS  letters of rwm to allow (default rwm)\n"

@@ -5,9 +5,20 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
+
+static int report_layer(struct cli *cli, const char *where, const char *layer, int allow, bool decided,
+			const struct devcg_exception *ex, bool default_allow);
 
 static int report(struct cli *cli, const char *where, int allow, bool decided,
 		  const struct devcg_exception *ex, bool default_allow)
+{
+	return report_layer(cli, where, NULL, allow, decided, ex, default_allow);
+}
+
+/* LAYER: "v1" or "v2" for a live cgroup on a hybrid host (NULL: not said). */
+static int report_layer(struct cli *cli, const char *where, const char *layer, int allow, bool decided,
+			const struct devcg_exception *ex, bool default_allow)
 {
 	char line[64] = "", safe[4 * 4200 + 1] = "";
 
@@ -24,6 +35,8 @@ static int report(struct cli *cli, const char *where, int allow, bool decided,
 					    cli_exception_json(ex, !default_allow));
 		if (where)
 			json_object_set_new(o, "by", cli_text(where, (size_t)-1));
+		if (layer)
+			json_object_set_new(o, "layer", json_string(layer));
 		cli_print_json(o);
 	} else if (decided) {
 		printf("%s (exception '%s %s'%s%s)\n", allow ? "allow" : "deny",
@@ -75,34 +88,69 @@ static const struct devcg_program *decider_of(const struct devcg_state *state)
 }
 
 /* Against every program that runs for a live cgroup. */
-static int check_live(struct cli *cli, int argc, char **argv)
+static int check_live(struct cli *cli, int argc, char **argv, int pid)
 {
+	char pid_cg[4096];
+	const char *cg;
 	const struct devcg_program *by;
 	struct devcg_error err = { 0 };
 	struct devcg_state *state;
+	struct devcg_policy *v1_policy = NULL;
 	struct devcg_exception ex;
 	uint8_t type, access;
 	uint32_t major, minor;
-	bool decided;
+	bool decided, v1_complete = true;
+	char v1[4096] = "";
 	int ret;
 
-	if (argc != 4)
+	if (pid && argc != 3)
+		return cli_usage(cli, "expected TYPE MAJOR:MINOR ACCESS after -p PID");
+	if (!pid && argc != 4)
 		return cli_usage(cli, "expected CGROUP TYPE MAJOR:MINOR ACCESS (or --rules FILE)");
-	ret = cli_parse_request(cli, argv + 1, &type, &major, &minor, &access);
+	ret = cli_parse_request(cli, argv + (pid ? 0 : 1), &type, &major, &minor, &access);
 	if (ret)
 		return ret;
-	ret = devcg_state_read(argv[0], &state, &err);
+	/* -p PID: its cgroup v2 cgroup, and its own v1 devices cgroup below */
+	if (pid) {
+		ret = devcg_pid_cgroup(pid, pid_cg, sizeof(pid_cg), &err);
+		if (ret) {
+			cli_fail(cli, ret, &err);
+			return EXIT_FAILED;
+		}
+	}
+	cg = pid ? pid_cg : argv[0];
+	ret = devcg_state_read(cg, &state, &err);
 	if (ret) {
-		cli_fail_cgroup(cli, ret, &err, argv[0]);
+		cli_fail_cgroup(cli, ret, &err, cg);
 		return EXIT_FAILED;
+	}
+	/* a hybrid host: the v1 devices cgroup of the cgroup's processes
+	 * decides too, and refuses whatever the programs say */
+	ret = pid ? devcg_pid_v1_cgroup(pid, v1, sizeof(v1), &err)
+		  : devcg_cgroup_v1_cgroup(cg, v1, sizeof(v1), &err);
+	if (ret > 0)
+		ret = devcg_v1_read(v1, &v1_policy, &v1_complete, &err);
+	if (ret < 0) {
+		devcg_state_free(state);
+		cli_fail(cli, ret, &err);
+		return EXIT_FAILED;
+	}
+	/* (the kernel checks device 0:0 on neither layer) */
+	if (v1_policy && devcg_request_checked(type, major, minor, access) &&
+	    devcg_policy_check(v1_policy, type, major, minor, access, &ex, &decided) == 0) {
+		char where[4200];
+
+		snprintf(where, sizeof(where), "the cgroup v1 devices cgroup %s (its devices.list)", v1);
+		ret = report_layer(cli, where, "v1", 0, decided, &ex, devcg_policy_default_allow(v1_policy));
+		devcg_policy_free(v1_policy);
+		devcg_state_free(state);
+		return ret;
 	}
 	ret = devcg_state_check(state, type, major, minor, access, &by, &ex, &decided);
 	if (!devcg_request_checked(type, major, minor, access)) {
 		ret = report_unchecked(cli);
 	} else if (ret == -EOPNOTSUPP) {
-		char where[4200];
-
-		char name[80];
+		char where[4200], name[80];
 
 		where_of(by, where, sizeof(where));
 		cli_failf(cli, ret, "cannot decide: foreign %s (%s) applies and devcg cannot read "
@@ -115,7 +163,8 @@ static int check_live(struct cli *cli, int argc, char **argv)
 		char where[4200];
 
 		where_of(by, where, sizeof(where));
-		ret = report(cli, where, 0, decided, &ex, devcg_policy_default_allow(by->policy));
+		ret = report_layer(cli, where, v1[0] ? "v2" : NULL, 0, decided, &ex,
+				   devcg_policy_default_allow(by->policy));
 	} else if ((by = decider_of(state))) {
 		/* allowed by all: name what allowed it in the cgroup's own
 		 * filter, else in the first program devcg could read */
@@ -123,10 +172,24 @@ static int check_live(struct cli *cli, int argc, char **argv)
 
 		devcg_policy_check(by->policy, type, major, minor, access, &ex, &decided);
 		where_of(by, where, sizeof(where));
-		ret = report(cli, where, 1, decided, &ex, devcg_policy_default_allow(by->policy));
+		if (v1[0])
+			snprintf(where + strlen(where), sizeof(where) - strlen(where),
+				 "; the cgroup v1 devices cgroup %s allows it too%s", v1,
+				 v1_complete ? "" : " (by its default: its devices.list does not show denies)");
+		ret = report_layer(cli, where, v1[0] ? "v2" : NULL, 1, decided, &ex,
+				   devcg_policy_default_allow(by->policy));
+	} else if (v1[0]) {
+		/* no program: the v1 list decided alone */
+		char where[4200];
+
+		devcg_policy_check(v1_policy, type, major, minor, access, &ex, &decided);
+		snprintf(where, sizeof(where), "the cgroup v1 devices cgroup %s (its devices.list)%s", v1,
+			 v1_complete ? "" : ", which does not show denies under its default allow");
+		ret = report_layer(cli, where, "v1", 1, decided, &ex, devcg_policy_default_allow(v1_policy));
 	} else {
 		ret = report(cli, NULL, 1, false, NULL, true);
 	}
+	devcg_policy_free(v1_policy);
 	devcg_state_free(state);
 	return ret;
 }
@@ -135,6 +198,7 @@ static int run(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "rules", required_argument, NULL, 'r' },
+		{ "pid", required_argument, NULL, 'p' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -145,13 +209,18 @@ static int run(struct cli *cli, int argc, char **argv)
 	uint8_t type, access;
 	uint32_t major, minor;
 	bool decided;
-	int c, ret;
+	int c, ret, pid = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+r:jh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+r:p:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			rules_file = optarg;
+			break;
+		case 'p':
+			pid = cli_pid(optarg);
+			if (pid <= 0)
+				return cli_usage(cli, "-p needs a process id, not '%s'", optarg);
 			break;
 		case 'j':
 			cli->json = true;
@@ -163,7 +232,9 @@ static int run(struct cli *cli, int argc, char **argv)
 		}
 	}
 	if (!rules_file)
-		return check_live(cli, argc - optind, argv + optind);
+		return check_live(cli, argc - optind, argv + optind, pid);
+	if (pid)
+		return cli_usage(cli, "-p and --rules do not go together");
 	if (argc - optind != 3)
 		return cli_usage(cli, "expected TYPE MAJOR:MINOR ACCESS");
 	ret = cli_parse_request(cli, argv + optind, &type, &major, &minor, &access);
@@ -195,7 +266,8 @@ const struct verb verb_check = {
 	.summary = "decide one device request against a policy",
 	.usage =
 	"Usage: devcg check [-j] --rules FILE TYPE MAJOR:MINOR ACCESS\n"
-	"       devcg check [-j] CGROUP TYPE MAJOR:MINOR ACCESS\n\n"
+	"       devcg check [-j] CGROUP TYPE MAJOR:MINOR ACCESS\n"
+	"       devcg check [-j] -p PID TYPE MAJOR:MINOR ACCESS\n\n"
 	"Decide a request as the kernel's devices controller would: TYPE is c or b,\n"
 	"MAJOR:MINOR are numbers, ACCESS is letters of rwm, or '-' for none (what\n"
 	"access(2) with F_OK asks). Prints allow or deny and what decided it. Device\n"
@@ -210,11 +282,16 @@ const struct verb verb_check = {
 	"not visible from here. systemd's own program on a unit's cgroup (sd_devices,\n"
 	"systemd as PID 1 on the unified hierarchy) is decided by the unit's\n"
 	"DevicePolicy= and DeviceAllow=, read over D-Bus: what systemd built it from.\n"
-	"Any other foreign program makes the answer unknown (exit 3).\n\n"
+	"Any other foreign program makes the answer unknown (exit 3). On a hybrid host,\n"
+	"when the processes of CGROUP are also in a v1 devices cgroup (not its root),\n"
+	"its devices.list decides too: a refusal there is named as the v1 devices\n"
+	"cgroup's (JSON \"layer\": \"v1\", else \"v2\").\n\n"
 	"Options:\n"
 	"  -r, --rules FILE  the policy, as rules ('-' for stdin)\n"
+	"  -p, --pid PID     decide for process PID: its cgroup v2 cgroup and its own\n"
+	"                    v1 devices cgroup\n"
 	"  -j, --json        print {\"decision\", \"decided_by\" (exception, default or\n"
-	"                    kernel), \"exception\", \"by\", \"reason\"}\n"
+	"                    kernel), \"exception\", \"by\", \"layer\", \"reason\"}\n"
 	"  -h, --help        this help\n\n"
 	"Exit status: 0 allow, 1 deny, 2 usage error, 3 other failure.\n\n"
 	"Examples:\n"

@@ -85,6 +85,9 @@ int cli_update(struct cli *cli, int argc, char **argv, uint8_t verb, const struc
 /* devcg attach / devcg detach (attach.c). */
 int cli_hotplug(struct cli *cli, int argc, char **argv, bool attach, const struct verb *v);
 
+/* -p PID: the process id, or -1 when S is not one. */
+int cli_pid(const char *s);
+
 /* "rw", "m", ...: the letters of an access mask. */
 const char *cli_access_string(uint32_t access, char buf[4]);
 

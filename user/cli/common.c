@@ -358,7 +358,7 @@ int cli_update(struct cli *cli, int argc, char **argv, uint8_t verb, const struc
 	DEVCG_OPTS(devcg_parse_opts, po, .verb = verb);
 	struct devcg_error err = { 0 };
 	struct devcg_rules *rules;
-	char text[64], safe[4096];
+	char text[64], safe[4096], v1[4096] = "";
 	json_t *list;
 	size_t n, i;
 	int c, ret;
@@ -400,8 +400,11 @@ int cli_update(struct cli *cli, int argc, char **argv, uint8_t verb, const struc
 					 devcg_rules_count(rules) - n);
 		}
 	}
-	/* all of them in one compare-and-swap, or none */
-	ret = devcg_update_rules(argv[optind], rules, &ro, &err);
+	/* all of them in one compare-and-swap, or none; on a hybrid host the
+	 * v1 devices cgroup of its processes gets them first */
+	ret = devcg_cgroup_v1_cgroup(argv[optind], v1, sizeof(v1), &err);
+	if (ret >= 0)
+		ret = devcg_update_both(argv[optind], v1, rules, &ro, &err);
 	if (ret) {
 		devcg_rules_free(rules);
 		return cli_fail_cgroup(cli, ret, &err, argv[optind]);
@@ -426,10 +429,15 @@ int cli_update(struct cli *cli, int argc, char **argv, uint8_t verb, const struc
 		/* "rule": the one RULE, as before several were taken */
 		if (o && n == 1)
 			json_object_set(o, "rule", json_array_get(list, 0));
+		if (o)
+			json_object_set_new(o, "v1", v1[0] ? cli_text(v1, (size_t)-1) : json_null());
 		cli_print_json(o);
 	} else {
 		json_decref(list);
 		printf(" (program %u)\n", ro.prog_id);
+		if (v1[0])
+			printf("%s: the same rules (cgroup v1 devices cgroup of its processes)\n",
+			       cli_safe(v1, safe, sizeof(safe)));
 		cli_print_systemd(ro.systemd_unit, ro.systemd_entries);
 	}
 	return EXIT_OK;
@@ -517,4 +525,13 @@ void cli_print_systemd(const char *unit, uint32_t entries)
 		       entries == 1 ? "y" : "ies");
 	else
 		printf("systemd: %s: its DeviceAllow= already allows what devcg's program does\n", safe);
+}
+
+int cli_pid(const char *s)
+{
+	uint32_t v;
+
+	if (parse_u32(s, &v) || !v || v > 0x7fffffff)
+		return -1;
+	return (int)v;
 }

@@ -32,7 +32,8 @@ _devcg()
 	case $verb in
 	replace) opts="$opts -f --file --runtime --audit --force --no-systemd --v1" ;;
 	allow|deny) opts="$opts --audit --force --no-systemd" ;;
-	check) opts="$opts -r --rules" ;;
+	check) opts="$opts -r --rules -p --pid" ;;
+	show) opts="$opts -p --pid" ;;
 	compile) opts="$opts -f --file --runtime" ;;
 	oci-hook) opts="$opts -f --file --runtime --no-systemd --annotation-allow --annotation-allow-file --annotation-may-widen" ;;
 	trace) opts="$opts --cgroup --pid --comm --duration --only --hooks --stats" ;;

@@ -143,15 +143,18 @@ static int run(struct cli *cli, int argc, char **argv)
 	if (ret)
 		return cli_fail(cli, ret, &err);
 	if (cli->json)
-		cli_print_json(json_pack("{s:o, s:s, s:I, s:I, s:o}", "cgroup", cli_text(ho.cgroup, (size_t)-1),
+		cli_print_json(json_pack("{s:o, s:s, s:I, s:I, s:o, s:o}", "cgroup", cli_text(ho.cgroup, (size_t)-1),
 					 "runtime", ho.runtime_used == DEVCG_RUNTIME_RUNC ? "runc"
 						    : ho.runtime_used == DEVCG_RUNTIME_CRUN ? "crun" : "none",
 					 "prog_id", (json_int_t)ho.prog_id, "replaced_id",
 					 (json_int_t)ho.replaced_id, "systemd",
-					 cli_systemd_json(ho.systemd_unit, ho.systemd_entries)));
+					 cli_systemd_json(ho.systemd_unit, ho.systemd_entries), "v1",
+					 ho.v1_cgroup[0] ? cli_text(ho.v1_cgroup, (size_t)-1) : json_null()));
 	else
 		printf("devcg oci-hook: %s: program %u (replaced %u)\n", ho.cgroup, ho.prog_id,
 		       ho.replaced_id);
+	if (!cli->json && ho.v1_cgroup[0])
+		printf("devcg oci-hook: %s: cgroup v1 devices cgroup given the same policy\n", ho.v1_cgroup);
 	if (!cli->json)
 		cli_print_systemd(ho.systemd_unit, ho.systemd_entries);
 	return EXIT_OK;
@@ -173,7 +176,11 @@ const struct verb verb_oci_hook = {
 	"or ';'). The swap is atomic; afterwards devcg's program must be the only one\n"
 	"on the cgroup (beside systemd's own, when the cgroup is a systemd scope: its\n"
 	"DeviceAllow= is kept in step as by 'devcg replace'). On any failure it prints\n"
-	"one line on standard error and exits 1, and the runtime stops the container.\n\n"
+	"one line on standard error and exits 1, and the runtime stops the container.\n"
+	"On a hybrid host, when the process is also in a v1 devices cgroup (not its\n"
+	"root: a runtime that found no cgroup2 on /sys/fs/cgroup), that one gets the\n"
+	"same policy first, as by 'replace --v1': both layers then allow exactly the\n"
+	"policy.\n\n"
 	"Whoever sets annotations is not trusted to widen the policy: the annotation\n"
 	"may only narrow it (deny rules, or allow rules the policy before it already\n"
 	"allows), or add what --annotation-allow lists; a widening annotation fails\n"
@@ -191,7 +198,7 @@ const struct verb verb_oci_hook = {
 	"                   the allow rules the annotation may add, from FILE\n"
 	"      --annotation-may-widen\n"
 	"                   the annotation may widen the policy without limit\n"
-	"  -j, --json       print {\"cgroup\", \"runtime\", \"prog_id\", \"replaced_id\", \"systemd\"}\n"
+	"  -j, --json       print {\"cgroup\", \"runtime\", \"prog_id\", \"replaced_id\", \"systemd\", \"v1\"}\n"
 	"  -h, --help       this help\n\n"
 	"In config.json (runc, crun):\n"
 	"  \"hooks\": {\"createRuntime\": [{\"path\": \"/usr/bin/devcg\",\n"

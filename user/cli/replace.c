@@ -27,7 +27,7 @@ static int run(struct cli *cli, int argc, char **argv)
 	struct devcg_error err = { 0 };
 	struct devcg_policy *policy;
 	bool v1 = false;
-	char safe[4096];
+	char safe[4096], v1dir[4096] = "";
 	int c, ret;
 
 	optind = 1;
@@ -105,15 +105,19 @@ static int run(struct cli *cli, int argc, char **argv)
 					 cli_safe(cgroup, safe, sizeof(safe)), text + strlen("allow "),
 					 cli_safe(node.path, where, sizeof(where)));
 		}
+		/* a hybrid host: the v1 devices cgroup of its processes gets it too */
 		if (!ret)
-			ret = devcg_replace(cgroup, policy, &ro, &err);
+			ret = devcg_cgroup_v1_cgroup(cgroup, v1dir, sizeof(v1dir), &err);
+		if (ret >= 0)
+			ret = devcg_replace_both(cgroup, v1dir, policy, &ro, &err);
 		if (!ret && cli->json)
-			cli_print_json(json_pack("{s:o, s:I, s:I, s:I, s:b, s:o}", "cgroup",
+			cli_print_json(json_pack("{s:o, s:I, s:I, s:I, s:b, s:o, s:o}", "cgroup",
 						 cli_text(cgroup, (size_t)-1), "prog_id",
 						 (json_int_t)ro.prog_id, "replaced_id",
 						 (json_int_t)ro.replaced_id, "exceptions",
 						 (json_int_t)devcg_policy_count(policy), "audit", ro.audit,
-						 "systemd", cli_systemd_json(ro.systemd_unit, ro.systemd_entries)));
+						 "systemd", cli_systemd_json(ro.systemd_unit, ro.systemd_entries),
+						 "v1", v1dir[0] ? cli_text(v1dir, (size_t)-1) : json_null()));
 		else if (!ret && ro.replaced_id)
 			printf("%s: program %u replaced by %u (%zu exceptions, default %s)\n",
 			       cli_safe(cgroup, safe, sizeof(safe)),
@@ -126,6 +130,9 @@ static int run(struct cli *cli, int argc, char **argv)
 			       devcg_policy_default_allow(policy) ? "allow" : "deny");
 		if (!ret && !cli->json)
 			cli_print_systemd(ro.systemd_unit, ro.systemd_entries);
+		if (!ret && !cli->json && v1dir[0])
+			printf("%s: devices.list set to the same policy (cgroup v1 devices cgroup of its "
+			       "processes)\n", cli_safe(v1dir, safe, sizeof(safe)));
 	}
 	devcg_policy_free(policy);
 	if (ret < 0)
@@ -160,7 +167,10 @@ const struct verb verb_replace = {
 	"already has devcg's program, a policy that would refuse a device that\n"
 	"program allows and that has a node in the /dev of the cgroup's processes\n"
 	"is refused, naming it, unless --force; it is installed only over the\n"
-	"program read (compare-and-swap).\n\n"
+	"program read (compare-and-swap).\n"
+	"On a hybrid host (cgroup v1 controllers beside cgroup2), when the processes\n"
+	"of CGROUP are also in a v1 devices cgroup (not its root), that one gets the\n"
+	"policy first, as by --v1, and is put back if the swap fails (JSON \"v1\").\n\n"
 	"Options:\n"
 	"  -f, --file FILE  read rules from FILE ('-' for stdin); repeatable; files and\n"
 	"                   rules are applied in the order given\n"

@@ -2,6 +2,7 @@
 // devcg show: the live policy of a cgroup, read back from its filter.
 #include "cli.h"
 
+#include <getopt.h>
 #include <stdio.h>
 
 static const char *const mode_names[] = { "exclusive", "override", "multi" };
@@ -23,33 +24,86 @@ static json_t *program_json(const struct devcg_program *p)
 	return o;
 }
 
+/* -j, -h, and CGROUP or -p PID: -1 to go on, or the exit code. */
+static int parse(struct cli *cli, int argc, char **argv, const char **cgroup, int *pid)
+{
+	static const struct option opts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "p:jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			*pid = cli_pid(optarg);
+			if (*pid <= 0)
+				return cli_usage(cli, "-p needs a process id, not '%s'", optarg);
+			break;
+		case 'j': cli->json = true; break;
+		case 'h': cli_help(&verb_show); return EXIT_OK;
+		default: return cli_usage(cli, "unknown option");
+		}
+	}
+	if (*pid && argc - optind == 0)
+		return -1;
+	if (*pid || argc - optind != 1)
+		return cli_usage(cli, "expected one CGROUP, or -p PID");
+	*cgroup = argv[optind];
+	return -1;
+}
+
 static int run(struct cli *cli, int argc, char **argv)
 {
 	struct devcg_error err = { 0 };
 	const struct devcg_program *own;
 	struct devcg_state *state;
-	char safe[4 * 4096 + 1], name[80];
+	char safe[4 * 4096 + 1], name[80], v1[4096] = "", pid_cg[4096];
+	int pid = 0;
+	struct devcg_policy *v1_policy = NULL;
+	bool v1_complete = true;
 	size_t i;
 	int ret;
-	const char *cg;
+	const char *cg = NULL;
 
-	ret = cli_one_cgroup(cli, argc, argv, &verb_show, &cg);
+	ret = parse(cli, argc, argv, &cg, &pid);
 	if (ret >= 0)
 		return ret;
+	/* -p PID: its cgroup v2 cgroup, and its own v1 devices cgroup below */
+	if (pid && (ret = devcg_pid_cgroup(pid, pid_cg, sizeof(pid_cg), &err)))
+		return cli_fail(cli, ret, &err);
+	if (pid)
+		cg = pid_cg;
 	ret = devcg_state_read(cg, &state, &err);
 	if (ret)
 		return cli_fail_cgroup(cli, ret, &err, cg);
+	/* a hybrid host: the v1 devices cgroup of its processes decides too */
+	ret = pid ? devcg_pid_v1_cgroup(pid, v1, sizeof(v1), &err)
+		  : devcg_cgroup_v1_cgroup(cg, v1, sizeof(v1), &err);
+	if (ret > 0)
+		ret = devcg_v1_read(v1, &v1_policy, &v1_complete, &err);
+	if (ret < 0) {
+		devcg_state_free(state);
+		return cli_fail(cli, ret, &err);
+	}
 	own = devcg_state_own(state);
 	if (cli->json) {
 		json_t *progs = json_array();
 
 		for (i = 0; i < devcg_state_count(state); i++)
 			json_array_append_new(progs, program_json(devcg_state_program(state, i)));
-		cli_print_json(json_pack("{s:o, s:o, s:o, s:o}", "cgroup",
+		cli_print_json(json_pack("{s:o, s:o, s:o, s:o, s:o}", "cgroup",
 					 cli_text(devcg_state_cgroup(state), (size_t)-1),
 					 "prog_id", own ? json_integer(own->id) : json_null(),
 					 "policy", own ? cli_policy_json(own->policy) : json_null(),
-					 "programs", progs));
+					 "programs", progs, "v1",
+					 v1_policy ? json_pack("{s:o, s:b, s:o}", "cgroup", cli_text(v1, (size_t)-1),
+							       "complete", v1_complete, "policy",
+							       cli_policy_json(v1_policy)) : json_null()));
+		devcg_policy_free(v1_policy);
 		devcg_state_free(state);
 		return EXIT_OK;
 	}
@@ -86,8 +140,15 @@ static int run(struct cli *cli, int argc, char **argv)
 			cli_print_rules(p->policy, "#     ");
 		}
 	}
+	if (v1_policy) {
+		printf("# also decides: the cgroup v1 devices cgroup %s of its processes (devices.list)%s:\n",
+		       cli_safe(v1, safe, sizeof(safe)),
+		       v1_complete ? "" : ", default allow: its denies are not shown");
+		cli_print_rules(v1_policy, "#   v1: ");
+	}
 	if (own)
 		cli_print_policy(cli, own->policy);
+	devcg_policy_free(v1_policy);
 	devcg_state_free(state);
 	return EXIT_OK;
 }
@@ -97,7 +158,8 @@ const struct verb verb_show = {
 	.run = run,
 	.summary = "print the live policy of a cgroup and what else applies",
 	.usage =
-	"Usage: devcg show [-j] CGROUP\n\n"
+	"Usage: devcg show [-j] CGROUP\n"
+	"       devcg show [-j] -p PID\n\n"
 	"Read the policy back from the devcg program attached to CGROUP (no state\n"
 	"files) and print it as 'devcg compile' does, after comment lines that name\n"
 	"the program, its attach mode, foreign device programs on the cgroup, and the\n"
@@ -107,9 +169,14 @@ const struct verb verb_show = {
 	"an ancestor not visible from here (in JSON: \"cgroup\": \"?\", \"visible\": false).\n"
 	"systemd's own program on a unit's cgroup (sd_devices) is shown with the unit's\n"
 	"DevicePolicy= and DeviceAllow= as rules, read over D-Bus (in JSON:\n"
-	"\"systemd_unit\" and \"policy\").\n\n"
+	"\"systemd_unit\" and \"policy\"). On a hybrid host, when the processes of\n"
+	"CGROUP are also in a v1 devices cgroup (not its root), which decides too, its\n"
+	"devices.list follows as '#   v1:' lines (JSON \"v1\": {\"cgroup\", \"complete\",\n"
+	"\"policy\"}; complete is false for a default-allow list, which hides denies).\n\n"
 	"Options:\n"
-	"  -j, --json  print {\"cgroup\", \"prog_id\", \"policy\", \"programs\": [...]}\n"
+	"  -p, --pid PID  show the cgroup v2 cgroup of process PID, and its own v1\n"
+	"              devices cgroup\n"
+	"  -j, --json  print {\"cgroup\", \"prog_id\", \"policy\", \"programs\": [...], \"v1\"}\n"
 	"  -h, --help  this help\n\n"
 	"Example:\n"
 	"  devcg show /sys/fs/cgroup/mycontainer\n",

@@ -132,6 +132,7 @@ struct target {
 	bool other_userns;    /* its mount namespace is another user namespace's */
 	char cgroup[4096];    /* absolute */
 	char rel[4096];       /* relative to the cgroup2 mount */
+	char v1[4096];        /* hybrid host: its v1 devices cgroup ("" when none) */
 };
 
 static void target_close(struct target *t)
@@ -247,9 +248,10 @@ static int target_open(const char *cgroup, int32_t pid, struct target *t, struct
 	if (!ret && same_mntns(pid))
 		return devcg_err(err, -EINVAL, "process %d shares devcg's own mount namespace: it is "
 				 "not in a container, and its nodes are the host's", (int)pid);
-	if (v1[0])
-		return devcg_err(err, -EOPNOTSUPP, "process %d is also in the cgroup v1 devices cgroup "
-				 "%s, which devcg does not change here: write to its devices.allow", (int)pid, hp_q(v1));
+	/* a hybrid host: its v1 devices cgroup decides too, and gets the
+	 * permission with v2's (v1_perms()) */
+	if (v1[0] && (ret = devcg_v1_of_pid(pid, true, t->v1, sizeof(t->v1), err)) < 0)
+		return ret;
 	t->pid = pid;
 	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
 	t->mntns_fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -708,6 +710,75 @@ static int swap_perms(const struct target *t, const struct devcg_hotplug_opts *o
 	return ret;
 }
 
+/*
+ * A hybrid host: the v1 devices cgroup of the container decides every open
+ * too, so the permission step changes it first, by the same EDIT on the
+ * policy its devices.list shows, moved there by devcg_replace_v1() (which
+ * never takes away what both allow). A default-allow cgroup hides its
+ * denies: there attach writes each key to devices.allow (which lifts a
+ * deny of exactly that key) and detach writes nothing (it adds no deny).
+ * *BEFORE (may be NULL) keeps what to put back, when it can be known.
+ */
+static int v1_perms(const struct target *t, devcg_policy_edit_fn edit, const struct perms *ps,
+		    struct devcg_policy **before, struct devcg_error *err)
+{
+	struct devcg_policy *cur = NULL, *next = NULL;
+	struct perms copy = { .n = ps->n };
+	bool complete = false;
+	int ret;
+
+	if (before)
+		*before = NULL;
+	if (!t->v1[0] || !ps->n)
+		return 0;
+	ret = devcg_v1_read(t->v1, &cur, &complete, err);
+	if (ret)
+		return ret;
+	if (!complete) {
+		for (size_t i = 0; !ret && edit == edit_attach && i < ps->n; i++) {
+			struct devcg_rule r = { .verb = DEVCG_VERB_ALLOW, .type = ps->v[i].type,
+						.access = ps->v[i].access, .major = ps->v[i].major,
+						.minor = ps->v[i].minor };
+
+			ret = devcg_update_v1(t->v1, &r, err);
+		}
+		goto out;
+	}
+	copy.v = malloc(ps->n * sizeof(*copy.v));
+	next = devcg_policy_dup(cur);
+	if (!copy.v || !next) {
+		ret = devcg_err(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	memcpy(copy.v, ps->v, ps->n * sizeof(*copy.v));
+	ret = edit(next, &copy, err);
+	if (ret == 0)
+		ret = devcg_replace_v1(t->v1, next, err);
+	if (ret > 0)
+		ret = 0; /* no change, or a moment devcg_replace_v1() reports */
+	if (!ret && before) {
+		*before = cur;
+		cur = NULL;
+	}
+out:
+	if (ret)
+		devcg_err_wrap(err, ret, "the cgroup v1 devices cgroup %s", hp_q(t->v1));
+	free(copy.v);
+	devcg_policy_free(next);
+	devcg_policy_free(cur);
+	return ret;
+}
+
+/* Put the v1 devices cgroup back to BEFORE (NULL: nothing to do); 0 or a
+ * message in ERR. Frees BEFORE. */
+static int v1_put_back(const struct target *t, struct devcg_policy *before, struct devcg_error *err)
+{
+	int ret = before ? devcg_replace_v1(t->v1, before, err) : 0;
+
+	devcg_policy_free(before);
+	return ret < 0 ? ret : 0;
+}
+
 /* ---- holders ---------------------------------------------------------------- */
 
 struct holders {
@@ -1020,6 +1091,7 @@ static int make_result(struct call *c, bool attach, struct devcg_error *err)
 	c->r->replaced_id = c->swap.replaced_id;
 	memcpy(c->r->systemd_unit, c->swap.systemd_unit, sizeof(c->r->systemd_unit));
 	c->r->systemd_entries = c->swap.systemd_entries;
+	snprintf(c->r->v1_cgroup, sizeof(c->r->v1_cgroup), "%s", c->t.v1);
 	for (i = 0; i < c->items.n; i++) {
 		const struct hp_item *it = &c->items.v[i];
 		const struct hp_node *nd = &c->child.sh->nodes[i];
@@ -1126,6 +1198,7 @@ int devcg_attach(const char *cgroup, const struct devcg_hotplug_device *devices,
 {
 	uint8_t method = DEVCG_OPT(opts, devcg_hotplug_opts, method, DEVCG_HOTPLUG_AUTO);
 	struct devcg_edit_io io = { .replace_others = true };
+	struct devcg_policy *v1_before = NULL;
 	bool widen_failed;
 	struct call c;
 	size_t i, e;
@@ -1143,10 +1216,21 @@ int devcg_attach(const char *cgroup, const struct devcg_hotplug_device *devices,
 	}
 	if (ret)
 		goto out;
+	/* first the v1 devices cgroup (hybrid hosts), put back if a later step fails */
+	ret = v1_perms(&c.t, edit_attach, &c.perms, &v1_before, err);
+	if (ret)
+		goto out;
 	ret = swap_perms(&c.t, opts, edit_attach, &c.perms, true, &c.swap, &io, err);
 	if (ret && !io.swapped) {
-		devcg_err_wrap(err, ret, "the permission swap on %s failed; the nodes and the permission "
-			       "are as before", hp_q(c.t.rel));
+		struct devcg_error e2 = { 0 };
+
+		if (v1_put_back(&c.t, v1_before, &e2))
+			devcg_err_wrap(err, ret, "the permission swap on %s failed, and putting the cgroup "
+				       "v1 devices cgroup back failed (%s)", hp_q(c.t.rel), e2.msg);
+		else
+			devcg_err_wrap(err, ret, "the permission swap on %s failed; the nodes and the "
+				       "permission are as before", hp_q(c.t.rel));
+		v1_before = NULL;
 		goto out;
 	}
 	/* else the swap was made and the systemd step after it failed: no
@@ -1157,20 +1241,27 @@ int devcg_attach(const char *cgroup, const struct devcg_hotplug_device *devices,
 		ret = hp_child_cmd(&c.child, 'M', err);
 	if (ret) {
 		struct devcg_edit_io uio = { .no_widen = true };
-		struct devcg_error e2 = { 0 };
+		struct devcg_error e1 = { 0 }, e2 = { 0 };
 		const char *step = widen_failed ? "the systemd step after the permission swap" : "attach at the nodes";
 		/* --force detached programs that were not devcg's: gone for good */
 		const char *others = io.others_replaced ? " (but the device programs not devcg's that "
 				     "--force replaced stay replaced)" : "";
+		/* both layers are put back, whatever the other one does */
+		int r1 = v1_put_back(&c.t, v1_before, &e1);
 
+		v1_before = NULL;
 		if (swap_perms(&c.t, opts, edit_undo, &c.perms, false, NULL, &uio, &e2))
 			devcg_err_wrap(err, ret, "%s failed, and taking the permission back failed too (%s): "
 				       "the policy allows the devices, and no node was made", step, e2.msg);
+		else if (r1)
+			devcg_err_wrap(err, ret, "%s failed, and putting the cgroup v1 devices cgroup back "
+				       "failed too (%s)", step, e1.msg);
 		else
 			devcg_err_wrap(err, ret, "%s failed; the permission was taken back: the nodes and the "
 				       "permission are as before%s", step, others);
 		goto out;
 	}
+	devcg_policy_free(v1_before);
 	ret = make_result(&c, true, err);
 	for (i = 0, e = 0; !ret && i < c.items.n; i++, e++) {
 		const struct hp_item *it = &c.items.v[i];
@@ -1298,6 +1389,8 @@ int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
 		 struct devcg_error *err)
 {
 	struct devcg_edit_io io = { 0 };
+	struct devcg_policy *v1_before = NULL;
+	struct devcg_error v1_err = { 0 };
 	struct call c;
 	size_t i, e;
 	int ret;
@@ -1324,22 +1417,30 @@ int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
 			       "permission was not changed");
 		goto out;
 	}
-	ret = swap_perms(&c.t, opts, edit_detach, &c.perms, true, &c.swap, &io, err);
+	/* first the v1 devices cgroup (hybrid hosts), put back if the swap fails */
+	ret = v1_perms(&c.t, edit_detach, &c.perms, &v1_before, err);
+	if (!ret)
+		ret = swap_perms(&c.t, opts, edit_detach, &c.perms, true, &c.swap, &io, err);
 	if (ret && io.swapped) {
 		/* the systemd step after the swap failed: the permission is put
-		 * back, then the nodes */
+		 * back (both layers), then the nodes */
 		struct devcg_edit_io uio = { .no_widen = true };
 		struct devcg_error e2 = { 0 };
 
 		if (swap_perms(&c.t, opts, edit_redo, &c.perms, false, NULL, &uio, &e2)) {
 			/* nodes and permission are both taken: as a detach leaves them */
+			devcg_policy_free(v1_before);
 			hp_child_cmd(&c.child, 'C', NULL);
 			devcg_err_wrap(err, ret, "the systemd step after the permission swap on %s failed, and "
 				       "putting the permission back failed too (%s): the nodes are removed and "
 				       "the permission taken back", hp_q(c.t.rel), e2.msg);
 			goto out;
 		}
-		if (hp_child_cmd(&c.child, 'U', &e2))
+		if (v1_put_back(&c.t, v1_before, &v1_err))
+			devcg_err_wrap(err, ret, "the systemd step after the permission swap on %s failed; the "
+				       "permission is back on cgroup v2, but putting the cgroup v1 devices cgroup "
+				       "%s back failed (%s)", hp_q(c.t.rel), hp_q(c.t.v1), v1_err.msg);
+		else if (hp_child_cmd(&c.child, 'U', &e2))
 			devcg_err_wrap(err, ret, "the systemd step after the permission swap on %s failed; the "
 				       "permission is back, but putting the nodes back failed (%s)",
 				       hp_q(c.t.rel), e2.msg);
@@ -1348,6 +1449,11 @@ int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
 				       "nodes and the permission are as before", hp_q(c.t.rel));
 		goto out;
 	}
+	if (ret && v1_put_back(&c.t, v1_before, &v1_err))
+		devcg_err_wrap(err, ret, "the cgroup v1 devices cgroup %s could not be put back (%s)",
+			       hp_q(c.t.v1), v1_err.msg);
+	else if (!ret)
+		devcg_policy_free(v1_before);
 	if (ret) {
 		struct devcg_error e2 = { 0 };
 

@@ -135,6 +135,11 @@ const char *devcg_runtime_name(enum devcg_runtime rt);
 int devcg_proc_cgroup(int pid, char *rel, size_t len, char *v1, size_t v1len,
 		      struct devcg_error *err);
 
+/* v1.c: devcg_pid_v1_cgroup() and devcg_cgroup_v1_cgroup(); with WRITER,
+ * the caller's own v1 devices cgroup is refused (-EPERM). */
+int devcg_v1_of_pid(int pid, bool writer, char *buf, size_t len, struct devcg_error *err);
+int devcg_v1_of_cgroup(const char *cgroup, bool writer, char *buf, size_t len, struct devcg_error *err);
+
 /* cgroup.c: undo mountinfo's \ooo escapes in place. */
 void devcg_mountinfo_unescape(char *s);
 

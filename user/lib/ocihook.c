@@ -345,13 +345,13 @@ int devcg_oci_hook(const char *state, size_t len, struct devcg_oci_hook_opts *op
 	struct devcg_rules *rules = NULL;
 	struct devcg_policy *policy = NULL;
 	struct oci_state st = { 0 };
-	char config[4200], cgroup[4096], *text = NULL;
+	char config[4200], cgroup[4096], v1[4096] = "", *text = NULL;
 	size_t text_len = 0;
 	json_error_t jerr;
 	json_t *root;
-	int pidfd = -1, ret;
+	int pidfd = -1, ret, v1ret;
 
-	if ((ret = DEVCG_OPTS_VALID(opts, devcg_oci_hook_opts, annotation_may_widen, err)))
+	if ((ret = DEVCG_OPTS_VALID(opts, devcg_oci_hook_opts, v1_cgroup, err)))
 		return ret;
 	if (len > DEVCG_OCI_MAX_STATE)
 		return devcg_err(err, -EFBIG, "container state: too large (%zu bytes, limit %d)", len,
@@ -409,6 +409,9 @@ int devcg_oci_hook(const char *state, size_t len, struct devcg_oci_hook_opts *op
 	}
 
 	ret = devcg_pid_cgroup(st.pid, cgroup, sizeof(cgroup), err);
+	/* on a hybrid host its v1 devices cgroup decides too ("" when none) */
+	if (!ret && (v1ret = devcg_v1_of_pid(st.pid, true, v1, sizeof(v1), err)) < 0)
+		ret = v1ret;
 	if (!ret && pidfd >= 0 && syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0))
 		ret = devcg_err(err, -errno, "process %d %s", st.pid,
 				errno == ESRCH ? "is gone" : strerror(errno));
@@ -424,7 +427,7 @@ int devcg_oci_hook(const char *state, size_t len, struct devcg_oci_hook_opts *op
 	ro.no_systemd = DEVCG_OPT(opts, devcg_oci_hook_opts, no_systemd, false);
 	/* the swap confirms that exactly devcg's program is attached after it
 	 * (two programs ANDed together is the failure a hook must not leave) */
-	ret = devcg_replace(cgroup, policy, &ro, err);
+	ret = devcg_replace_both(cgroup, v1, policy, &ro, err);
 	if (ret) {
 		devcg_err_wrap(err, ret, "container %s", st.id);
 		goto out;
@@ -439,6 +442,8 @@ int devcg_oci_hook(const char *state, size_t len, struct devcg_oci_hook_opts *op
 		memcpy(opts->systemd_unit, ro.systemd_unit, sizeof(ro.systemd_unit));
 		opts->systemd_entries = ro.systemd_entries;
 	}
+	if (DEVCG_OPTS_HAS(opts, devcg_oci_hook_opts, v1_cgroup))
+		snprintf(opts->v1_cgroup, sizeof(opts->v1_cgroup), "%s", v1);
 out:
 	if (pidfd >= 0)
 		close(pidfd);

@@ -240,3 +240,342 @@ out:
 	devcg_policy_free(cur);
 	return ret ? ret : moments;
 }
+
+/* ---- hybrid hosts: the v1 devices cgroup beside a cgroup v2 one ---------- */
+
+/*
+ * On a hybrid host (cgroup v1 controllers beside a cgroup2 mount) both
+ * layers decide every open: the device programs on the unified hierarchy
+ * (devcgroup_check_permission() runs the BPF_CGROUP_DEVICE programs first)
+ * and the v1 devices controller of the process's cgroup there. A runtime
+ * that sees no cgroup2 on /sys/fs/cgroup (runc, crun on such a host) puts a
+ * container's device list in its v1 devices cgroup.
+ */
+
+/* Does DIR/cgroup.procs list PID? DFD is DIR. */
+static bool v1_holds(int dfd, int pid)
+{
+	int fd = openat(dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+	char line[32];
+	bool found = false;
+	FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
+
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	while (!found && fgets(line, sizeof(line), f))
+		found = atoi(line) == pid;
+	fclose(f);
+	return found;
+}
+
+/* Is "devices" among the comma-separated options OPTS? */
+static bool has_devices(const char *opts)
+{
+	size_t n = strlen("devices");
+
+	for (const char *p = opts; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (!strncmp(p, "devices", n) && (p[n] == ',' || p[n] == '\0' || p[n] == ' ' || p[n] == '\n'))
+			return true;
+	return false;
+}
+
+/*
+ * REL (the devices: path of /proc/PID/cgroup) through a v1 devices mount of
+ * this mount namespace whose root contains it, and which lists PID there:
+ * 1 and its path in BUF, 0 when no v1 devices hierarchy is mounted, or an
+ * error. *MOUNTED says whether one is.
+ */
+static int v1_through_mount(const char *rel, int pid, char *buf, size_t len, bool *mounted,
+			    struct devcg_error *err)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *line = NULL;
+	size_t cap = 0;
+	int ret = 0;
+
+	*mounted = false;
+	if (!f)
+		return devcg_err(err, -errno, "cannot read /proc/self/mountinfo: %s", strerror(errno));
+	while (ret == 0 && getline(&line, &cap, f) > 0) {
+		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPER */
+		char *sep = strstr(line, " - "), *super, root[PATH_MAX], mnt[PATH_MAX], full[PATH_MAX];
+		size_t rlen;
+		struct statfs sfs;
+		int dfd, n;
+
+		if (!sep || strncmp(sep + 3, "cgroup ", 7))
+			continue;
+		super = strrchr(sep + 3, ' ');
+		if (!super || !has_devices(super + 1))
+			continue;
+		*mounted = true;
+		if (sscanf(line, "%*s %*s %*s %4095s %4095s", root, mnt) != 2)
+			continue;
+		devcg_mountinfo_unescape(root);
+		devcg_mountinfo_unescape(mnt);
+		rlen = strcmp(root, "/") ? strlen(root) : 0;
+		if (!rel || strncmp(rel, root, rlen) || (rel[rlen] != '/' && rel[rlen] != '\0'))
+			continue;
+		n = snprintf(full, sizeof(full), "%s%s", strcmp(mnt, "/") ? mnt : "", rel + rlen);
+		if (n < 0 || (size_t)n >= sizeof(full) || (size_t)n >= len)
+			continue;
+		dfd = open(full, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0)
+			continue;
+		if (!fstatfs(dfd, &sfs) && sfs.f_type == CGROUP_SUPER_MAGIC && v1_holds(dfd, pid)) {
+			snprintf(buf, len, "%s", full);
+			ret = 1;
+		}
+		close(dfd);
+	}
+	free(line);
+	fclose(f);
+	return ret;
+}
+
+int devcg_v1_of_pid(int pid, bool writer, char *buf, size_t len, struct devcg_error *err)
+{
+	char rel[4096], v1[4096], own[4096];
+	bool mounted;
+	int ret;
+
+	if (len)
+		buf[0] = '\0';
+	if (pid <= 0)
+		return devcg_err(err, -EINVAL, "pid %d: not a process", pid);
+	ret = devcg_proc_cgroup(pid, rel, sizeof(rel), v1, sizeof(v1), err);
+	if (ret)
+		return ret;
+	/* the root of the v1 devices hierarchy (v1 "") restricts nothing */
+	if (!v1[0])
+		return 0;
+	if (strstr(v1, " (deleted)"))
+		return devcg_err(err, -ENOENT, "process %d: its cgroup v1 devices cgroup %s was removed",
+				 pid, v1);
+	if (writer) {
+		ret = devcg_proc_cgroup(0, rel, sizeof(rel), own, sizeof(own), err);
+		if (ret)
+			return ret;
+		if (!strcmp(own, v1))
+			return devcg_err(err, -EPERM, "process %d is in this process's own cgroup v1 devices "
+					 "cgroup %s: devcg does not change its devices there", pid, v1);
+	}
+	ret = v1_through_mount(v1, pid, buf, len, &mounted, err);
+	if (ret < 0)
+		return ret;
+	if (!ret && mounted)
+		return devcg_err(err, -ENOENT, "process %d is in the cgroup v1 devices cgroup %s, which no "
+				 "devices mount of this mount namespace shows with the process in it", pid, v1);
+	return ret;
+}
+
+int devcg_pid_v1_cgroup(int pid, char *buf, size_t len, struct devcg_error *err)
+{
+	return devcg_v1_of_pid(pid, false, buf, len, err);
+}
+
+int devcg_v1_of_cgroup(const char *cgroup, bool writer, char *buf, size_t len, struct devcg_error *err)
+{
+	struct devcg_cgroup cg;
+	char one[PATH_MAX], q[1024], seen[4096] = "";
+	int fd, ret, found = 0;
+	char line[32];
+	FILE *f;
+
+	if (len)
+		buf[0] = '\0';
+	ret = devcg_cgroup_resolve(cgroup, DEVCG_RESOLVE_READ, &cg, err);
+	if (ret)
+		return ret;
+	/* a root holds no container (every process of the machine may be
+	 * there, in v1 cgroups of their own); the writers refuse it anyway */
+	if (!strcmp(devcg_cgroup_rel(&cg), "/")) {
+		devcg_cgroup_close(&cg);
+		return 0;
+	}
+	fd = openat(cg.fd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+	f = fd >= 0 ? fdopen(fd, "re") : NULL;
+	if (!f) {
+		ret = devcg_err(err, -errno, "%s/cgroup.procs: %s",
+				devcg_quote(q, sizeof(q), cgroup, (size_t)-1), strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		devcg_cgroup_close(&cg);
+		return ret;
+	}
+	/* every process of the cgroup: they must all be in the same one (the
+	 * mounts are searched once per cgroup that /proc/PID/cgroup names) */
+	while (ret >= 0 && fgets(line, sizeof(line), f)) {
+		struct devcg_error e2 = { 0 };
+		char v2rel[4096], v1rel[4096];
+		int pid = atoi(line), r;
+
+		r = devcg_proc_cgroup(pid, v2rel, sizeof(v2rel), v1rel, sizeof(v1rel), &e2);
+		if (r || !v1rel[0] || (found && !strcmp(v1rel, seen)))
+			continue; /* gone meanwhile, the v1 root, or the cgroup found already */
+		snprintf(seen, sizeof(seen), "%s", v1rel);
+		r = devcg_v1_of_pid(pid, writer, one, sizeof(one), &e2);
+		if (r == -ESRCH)
+			continue; /* gone meanwhile */
+		if (r < 0) {
+			ret = devcg_err(err, r, "%s", e2.msg);
+		} else if (r > 0 && !found) {
+			snprintf(buf, len, "%s", one);
+			found = 1;
+		} else if (r > 0 && strcmp(buf, one)) {
+			ret = devcg_err(err, -EXDEV, "the processes of %s are in several cgroup v1 devices "
+					"cgroups (%s, %s): set each with 'devcg replace --v1 DIR'",
+					devcg_quote(q, sizeof(q), cgroup, (size_t)-1), buf, one);
+		}
+	}
+	fclose(f);
+	devcg_cgroup_close(&cg);
+	if (ret < 0 && len)
+		buf[0] = '\0';
+	return ret < 0 ? ret : found;
+}
+
+int devcg_cgroup_v1_cgroup(const char *cgroup, char *buf, size_t len, struct devcg_error *err)
+{
+	return devcg_v1_of_cgroup(cgroup, false, buf, len, err);
+}
+
+int devcg_v1_read(const char *dir, struct devcg_policy **policy, bool *complete,
+		  struct devcg_error *err)
+{
+	bool visible;
+	int dfd, ret;
+
+	dfd = open_v1_dir(dir, err);
+	if (dfd < 0)
+		return dfd;
+	ret = read_list(dfd, dir, policy, &visible, err);
+	close(dfd);
+	if (ret)
+		return devcg_err_wrap(err, ret, "%s is not a cgroup v1 devices directory", dir);
+	if (complete)
+		*complete = visible;
+	return 0;
+}
+
+int devcg_update_v1(const char *dir, const struct devcg_rule *rule, struct devcg_error *err)
+{
+	int dfd = open_v1_dir(dir, err), ret;
+
+	if (dfd < 0)
+		return dfd;
+	ret = write_rule(dfd, dir, rule, err);
+	close(dfd);
+	return ret;
+}
+
+/* RULES written one by one to DIR's devices.allow or devices.deny, in
+ * order (each write is exactly the rule's v1 meaning). */
+static int update_v1_rules(const char *dir, const struct devcg_rules *rules, struct devcg_error *err)
+{
+	int ret = 0;
+
+	for (size_t i = 0; !ret && i < devcg_rules_count(rules); i++)
+		ret = devcg_update_v1(dir, devcg_rules_get(rules, i), err);
+	return ret;
+}
+
+/*
+ * Both layers: V1 (may be NULL or "") first, then the cgroup v2 filter by
+ * V2OP. When the v2 step fails, V1 is put back to what it listed before
+ * when devices.list showed it whole (a default-deny cgroup); otherwise the
+ * message says that V1 was changed.
+ */
+static int hybrid(const char *v1, const struct devcg_policy *v1_target, const struct devcg_rules *v1_rules,
+		  int (*v2op)(void *ctx, struct devcg_error *err), void *ctx, int *moments,
+		  struct devcg_error *err)
+{
+	struct devcg_policy *before = NULL;
+	struct devcg_error e2 = { 0 };
+	bool complete = false;
+	int ret;
+
+	if (moments)
+		*moments = 0;
+	if (!v1 || !v1[0])
+		return v2op(ctx, err);
+	/* never the devices of the cgroup devcg itself runs in */
+	ret = open_v1_dir(v1, err);
+	if (ret < 0)
+		return ret;
+	if (v1_holds(ret, (int)getpid())) {
+		close(ret);
+		return devcg_err(err, -EPERM, "%s is this process's own cgroup v1 devices cgroup: devcg "
+				 "does not change its devices there", v1);
+	}
+	close(ret);
+	ret = devcg_v1_read(v1, &before, &complete, err);
+	if (ret)
+		return ret;
+	ret = v1_target ? devcg_replace_v1(v1, v1_target, err) : update_v1_rules(v1, v1_rules, err);
+	if (ret < 0) {
+		/* a transition stopped half-way is put back too */
+		if (v1_target && complete && devcg_replace_v1(v1, before, &e2) >= 0)
+			devcg_err_wrap(err, ret, "cgroup v1 devices cgroup %s (put back as it was; nothing "
+				       "changed on cgroup v2)", v1);
+		else
+			devcg_err_wrap(err, ret, "cgroup v1 devices cgroup %s (nothing changed on cgroup v2)", v1);
+		goto out;
+	}
+	if (moments)
+		*moments = ret;
+	ret = v2op(ctx, err);
+	if (ret) {
+		if (complete && devcg_replace_v1(v1, before, &e2) >= 0)
+			devcg_err_wrap(err, ret, "cgroup v1 devices cgroup %s put back as it was", v1);
+		else
+			devcg_err_wrap(err, ret, "cgroup v1 devices cgroup %s changed already (%s)", v1,
+				       complete ? e2.msg : "its default is allow, which devices.list "
+				       "does not show whole: not put back");
+	}
+out:
+	devcg_policy_free(before);
+	return ret;
+}
+
+struct v2_replace {
+	const char *cgroup;
+	const struct devcg_policy *policy;
+	const struct devcg_rules *rules;
+	struct devcg_replace_opts *opts;
+};
+
+static int v2_replace(void *ctx, struct devcg_error *err)
+{
+	struct v2_replace *c = ctx;
+
+	return devcg_replace(c->cgroup, c->policy, c->opts, err);
+}
+
+static int v2_update(void *ctx, struct devcg_error *err)
+{
+	struct v2_replace *c = ctx;
+
+	return devcg_update_rules(c->cgroup, c->rules, c->opts, err);
+}
+
+int devcg_replace_both(const char *cgroup, const char *v1, const struct devcg_policy *policy,
+		       struct devcg_replace_opts *opts, struct devcg_error *err)
+{
+	struct v2_replace c = { cgroup, policy, NULL, opts };
+
+	return hybrid(v1, policy, NULL, v2_replace, &c, NULL, err);
+}
+
+int devcg_update_both(const char *cgroup, const char *v1, const struct devcg_rules *rules,
+		      struct devcg_replace_opts *opts, struct devcg_error *err)
+{
+	struct v2_replace c = { cgroup, NULL, rules, opts };
+
+	if (!rules || !devcg_rules_count(rules))
+		return devcg_err(err, -EINVAL, "no rule to apply");
+	return hybrid(v1, NULL, rules, v2_update, &c, NULL, err);
+}
