@@ -228,7 +228,7 @@ static int run(struct cli *cli, int argc, char **argv)
 		case 'h':
 			return cli_help(&verb_check);
 		default:
-			return cli_bad_option(cli, argv, "+r:jh");
+			return cli_bad_option(cli, argv, "+r:p:jh");
 		}
 	}
 	if (!rules_file)

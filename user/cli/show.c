@@ -45,7 +45,7 @@ static int parse(struct cli *cli, int argc, char **argv, const char **cgroup, in
 			break;
 		case 'j': cli->json = true; break;
 		case 'h': cli_help(&verb_show); return EXIT_OK;
-		default: return cli_usage(cli, "unknown option");
+		default: return cli_bad_option(cli, argv, "p:jh");
 		}
 	}
 	if (*pid && argc - optind == 0)
