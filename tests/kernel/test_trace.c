@@ -1022,3 +1022,358 @@ TEST(trace_names_no_revoke_when_devcg_itself_narrows_the_policy)
 	munmap(reader, sizeof(*reader));
 	devcg_policy_free(narrower);
 }
+
+/* ---- cgroups: thousands of them, every form of --cgroup, what is counted -- */
+
+/* N empty cgroups below a new scratch cgroup (PARENT); their ids in IDS
+ * and their paths below the cgroup2 root in RELS (when not NULL). */
+static void empty_cgroups(char *parent, size_t size, int n, uint64_t *ids, char (*rels)[128])
+{
+	const char *root = scratch_cgroup2_root();
+	char cg[4096];
+	struct stat st;
+
+	CHECK(!scratch_cgroup_create(root, parent, size));
+	for (int i = 0; i < n; i++) {
+		CHECK(!scratch_cgroup_create(parent, cg, sizeof(cg)));
+		CHECK(!stat(cg, &st));
+		if (ids)
+			ids[i] = st.st_ino;
+		if (rels)
+			snprintf(rels[i], sizeof(rels[i]), "%s", rel_of(cg, root));
+	}
+}
+
+/* A scratch cgroup whose devcg filter refuses every device. */
+static void refusing_cgroup(char *cg, size_t size)
+{
+	struct devcg_policy *p = policy_of("deny a\n");
+	struct devcg_error err = { 0 };
+
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, size));
+	CHECK_MSG(!devcg_replace(cg, p, NULL, &err), "%s", err.msg);
+	devcg_policy_free(p);
+}
+
+struct flood {
+	long n, eperm;
+};
+
+static int flood_opens(void *arg)
+{
+	struct flood *f = arg;
+
+	for (long i = 0; i < f->n; i++) {
+		int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+
+		if (fd >= 0)
+			close(fd);
+		else
+			f->eperm += errno == EPERM;
+	}
+	return 0;
+}
+
+/* N opens of /dev/urandom by a child in CG: the EPERMs it met; its pid in *PID. */
+static long refused_in(const char *cg, long n, pid_t *pid)
+{
+	struct flood *f = mmap(NULL, sizeof(*f), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	long eperm;
+
+	CHECK(f != MAP_FAILED);
+	f->n = n;
+	f->eperm = 0;
+	*pid = scratch_spawn(cg, flood_opens, f);
+	CHECK(*pid > 0);
+	CHECK_INT(scratch_wait(*pid), 0);
+	eperm = f->eperm;
+	munmap(f, sizeof(*f));
+	return eperm;
+}
+
+/* The open_denied events of PID, each checked to name cgroup REL. */
+static size_t denied_of(json_t *all, pid_t pid, const char *rel)
+{
+	size_t i, n = 0;
+	json_t *o;
+
+	json_array_foreach(all, i, o) {
+		if (strcmp(str(o, "type"), "open_denied") || num(o, "pid") != pid)
+			continue;
+		CHECK_STR(str(o, "cgroup"), rel);
+		n++;
+	}
+	return n;
+}
+
+#define MANY_CGROUPS 3000
+
+TEST(cgroup_paths_name_thousands_of_real_cgroups_after_one_walk_and_a_new_one_by_its_handle)
+{
+	static uint64_t ids[MANY_CGROUPS];
+	static char rels[MANY_CGROUPS][128];
+	struct devcg_cgpaths_stats st;
+	char parent[4096], late[4096];
+	struct devcg_cgpaths *c;
+	struct stat sb;
+
+	need_root();
+	empty_cgroups(parent, sizeof(parent), MANY_CGROUPS, ids, rels);
+	c = devcg_cgpaths_new();
+	CHECK(c != NULL);
+	for (int i = 0; i < MANY_CGROUPS; i++)
+		CHECK_STR(devcg_cgpaths_lookup(c, DEVCG_H_V2, ids[i]), rels[i]);
+	devcg_cgpaths_stats(c, DEVCG_H_V2, &st);
+	CHECK_INT(st.walks, 1);
+	CHECK_MSG(st.probes <= 2 * st.lookups, "%llu probes for %llu lookups",
+		  (unsigned long long)st.probes, (unsigned long long)st.lookups);
+	/* one made since the walk: looked up on its own, not by a walk */
+	CHECK(!scratch_cgroup_create(parent, late, sizeof(late)));
+	CHECK(!stat(late, &sb));
+	CHECK_STR(devcg_cgpaths_lookup(c, DEVCG_H_V2, sb.st_ino), rel_of(late, scratch_cgroup2_root()));
+	/* one removed before it was ever looked up: unknown, once */
+	CHECK(!scratch_cgroup_create(parent, late, sizeof(late)));
+	CHECK(!stat(late, &sb));
+	CHECK(!scratch_cgroup_remove(late));
+	CHECK(devcg_cgpaths_lookup(c, DEVCG_H_V2, sb.st_ino) == NULL);
+	CHECK(devcg_cgpaths_lookup(c, DEVCG_H_V2, sb.st_ino) == NULL);
+	devcg_cgpaths_stats(c, DEVCG_H_V2, &st);
+	CHECK_INT(st.walks, 1);
+	CHECK_INT(st.handles, 2);
+	CHECK_INT(st.unknown, 1);
+	devcg_cgpaths_free(c);
+}
+
+TEST(trace_of_a_flood_of_refused_opens_among_thousands_of_empty_cgroups_loses_none)
+{
+	char parent[4096], cg[4096];
+	const char *rel;
+	struct tracer t;
+	json_t *all, *sum;
+	long eperm;
+	pid_t pid;
+
+	need_root();
+	empty_cgroups(parent, sizeof(parent), MANY_CGROUPS, NULL, NULL);
+	refusing_cgroup(cg, sizeof(cg));
+	rel = rel_of(cg, scratch_cgroup2_root());
+	t = trace_start(rel);
+	/* well within the ring (8 MiB, 248 bytes an event): however slow
+	 * the reader, none may be lost */
+	eperm = refused_in(cg, 20000, &pid);
+	/* control: the policy refused every one of them, to be counted */
+	CHECK_INT(eperm, 20000);
+	all = trace_stop(&t);
+	sum = summary_of(all);
+	CHECK_INT(lost_field(sum, "total"), 0);
+	CHECK_INT(denied_of(all, pid, rel), eperm);
+	CHECK_INT(num(json_object_get(sum, "events"), "open_denied"), eperm);
+	json_decref(all);
+}
+
+TEST(trace_cgroup_takes_every_form_the_other_verbs_take)
+{
+	char cg[4096], other[4096], slash[4200];
+	const char *rel, *forms[4];
+	struct tracer t;
+	json_t *all;
+	pid_t pid;
+
+	need_root();
+	refusing_cgroup(cg, sizeof(cg));
+	refusing_cgroup(other, sizeof(other));
+	rel = rel_of(cg, scratch_cgroup2_root());
+	snprintf(slash, sizeof(slash), "%s/", cg);
+	forms[0] = rel + 1; /* relative to the cgroup2 mount, as show and replace take it */
+	forms[1] = cg;      /* its absolute path */
+	forms[2] = slash;   /* with a trailing slash */
+	forms[3] = rel;     /* below the hierarchy's root, as the trace names it */
+	for (int i = 0; i < 4; i++) {
+		t = trace_start_as(forms[i], true);
+		CHECK_INT(refused_in(cg, 5, &pid), 5);
+		all = trace_stop(&t);
+		CHECK_MSG(denied_of(all, pid, rel) == 5, "--cgroup %s showed %zu of 5", forms[i],
+			  denied_of(all, pid, rel));
+		json_decref(all);
+	}
+	/* control: a trace of another cgroup shows none of them */
+	t = trace_start_as(other, true);
+	CHECK_INT(refused_in(cg, 5, &pid), 5);
+	all = trace_stop(&t);
+	CHECK_INT(denied_of(all, pid, rel), 0);
+	json_decref(all);
+}
+
+TEST(trace_cgroup_takes_a_v1_devices_directory)
+{
+	char cg[4096];
+	const char *rel;
+	struct tracer t;
+	json_t *all, *o;
+	size_t i, n = 0;
+	pid_t pid;
+
+	need_root();
+	if (!scratch_devices_root())
+		SKIP("the cgroup v1 devices controller is not mounted (pure cgroup v2 host)");
+	CHECK(!scratch_cgroup_create(scratch_devices_root(), cg, sizeof(cg)));
+	CHECK(!scratch_cgroup_write(cg, "devices.deny", "a"));
+	rel = rel_of(cg, scratch_devices_root());
+	t = trace_start_as(cg, true);
+	CHECK_INT(refused_in(cg, 5, &pid), 5);
+	all = trace_stop(&t);
+	json_array_foreach(all, i, o) {
+		if (strcmp(str(o, "type"), "open_denied") || num(o, "pid") != pid)
+			continue;
+		CHECK_STR(str(o, "devices_cgroup"), rel);
+		n++;
+	}
+	CHECK_INT(n, 5);
+	json_decref(all);
+}
+
+/* `devcg trace ARGS` with its standard output and error in BUF: its exit status. */
+static int run_trace(const char *args, char *buf, size_t size)
+{
+	char cmd[8192];
+	size_t n;
+	FILE *p;
+	int status;
+
+	snprintf(cmd, sizeof(cmd), "%s trace %s 2>&1", devcg_bin(), args);
+	p = popen(cmd, "r");
+	CHECK(p != NULL);
+	n = fread(buf, 1, size - 1, p);
+	buf[n] = '\0';
+	status = pclose(p);
+	CHECK(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+static size_t lines_in(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+TEST(trace_refuses_a_cgroup_that_does_not_exist_in_one_line)
+{
+	char cg[4096], gone[4096], args[8192], out[8192];
+	const char *forms[3];
+
+	need_root();
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), gone, sizeof(gone)));
+	CHECK(!scratch_cgroup_remove(gone));
+	forms[0] = rel_of(gone, scratch_cgroup2_root()) + 1;
+	forms[1] = rel_of(gone, scratch_cgroup2_root());
+	forms[2] = gone;
+	for (int i = 0; i < 3; i++) {
+		snprintf(args, sizeof(args), "--cgroup '%s' --duration 0.1", forms[i]);
+		CHECK_MSG(run_trace(args, out, sizeof(out)) == 1, "%s: %s", forms[i], out);
+		CHECK_MSG(lines_in(out) == 1 && strstr(out, "not a cgroup directory, nor a cgroup below") &&
+			  strstr(out, "No such file or directory"), "%s", out);
+	}
+	/* control: one that exists is traced */
+	snprintf(args, sizeof(args), "--cgroup '%s' --duration 0.1", rel_of(cg, scratch_cgroup2_root()) + 1);
+	CHECK_MSG(run_trace(args, out, sizeof(out)) == 0, "%s", out);
+	CHECK(strstr(out, "\n-- ") != NULL);
+}
+
+TEST(trace_summary_with_cgroup_counts_what_it_shows_and_says_what_it_saw)
+{
+	unsigned long long shown, seen;
+	char mine[4096], other[4096], text[8192];
+	const char *rel, *p;
+	struct tracer tj, tt;
+	json_t *all, *sum;
+	pid_t pid, opid;
+
+	need_root();
+	refusing_cgroup(mine, sizeof(mine));
+	refusing_cgroup(other, sizeof(other));
+	rel = rel_of(mine, scratch_cgroup2_root());
+	tj = trace_start_as(rel, true);
+	tt = trace_start_as(rel, false);
+	CHECK_INT(refused_in(mine, 5, &pid), 5);
+	CHECK_INT(refused_in(other, 7, &opid), 7);
+	all = trace_stop(&tj);
+	sum = summary_of(all);
+	CHECK_INT(denied_of(all, pid, rel), 5);
+	CHECK_INT(count_type(all, "open_denied"), 5);
+	CHECK_INT(num(json_object_get(sum, "events"), "open_denied"), 5);
+	/* control: the other cgroup's seven were traced, and not shown */
+	CHECK(num(json_object_get(sum, "seen"), "open_denied") >= 12);
+	json_decref(all);
+	trace_stop_text(&tt, text, sizeof(text));
+	p = strstr(text, "shown: ");
+	CHECK_MSG(p && sscanf(p, "shown: cgroup_write %*u, bpf_prog_change %*u, open_denied %llu", &shown) == 1,
+		  "%s", text);
+	CHECK_INT(shown, 5);
+	p = strstr(text, "seen (all cgroups and processes): ");
+	CHECK_MSG(p && sscanf(p, "seen (all cgroups and processes): cgroup_write %*u, bpf_prog_change %*u, "
+			      "open_denied %llu", &seen) == 1, "%s", text);
+	CHECK(seen >= 12);
+}
+
+/* The last line of TEXT (which must end with a newline). */
+static const char *last_line(const char *text, char *buf, size_t size)
+{
+	size_t n = strlen(text);
+	const char *start;
+
+	CHECK_MSG(n && text[n - 1] == '\n', "does not end with a newline: %s", text);
+	for (start = text + n - 1; start > text && start[-1] != '\n'; start--)
+		;
+	snprintf(buf, size, "%.*s", (int)(text + n - 1 - start), start);
+	return buf;
+}
+
+TEST(trace_hooks_note_is_whole_in_json_and_text_and_the_summary_has_a_line_of_its_own)
+{
+	char cg[4096], last[2048], line[8192];
+	const char *rel, *why = NULL;
+	struct tracer tj, tt;
+	json_t *all, *o;
+	bool in_note = false, note_done = false, summary = false;
+	size_t i;
+	FILE *f;
+
+	need_root();
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	rel = rel_of(cg, scratch_cgroup2_root());
+	tj = trace_start_as(rel, true);
+	tt = trace_start_as(rel, false);
+	all = trace_stop(&tj);
+	json_array_foreach(all, i, o)
+		if (!strcmp(str(o, "type"), "hooks"))
+			why = str(o, "why");
+	CHECK(why != NULL);
+	/* whole: its last line is the last thing chosen, the denied opens' hooks */
+	last_line(why, last, sizeof(last));
+	CHECK_MSG(!strncmp(last, "denied opens: ", 14) ||
+		  !strncmp(last, "bpf(2) device program changes, denied opens: ", 46), "%s", why);
+	/* the text: the same note, line for line, then the events, then the summary */
+	f = trace_end(&tt);
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!strcmp(line, "devcg trace: hooks chosen:")) {
+			in_note = true;
+		} else if (in_note) {
+			CHECK_MSG(strstr(why, line) != NULL, "a line not in the note: %s", line);
+			if (!strcmp(line, last)) {
+				in_note = false;
+				note_done = true;
+			}
+		} else if (!strncmp(line, "-- ", 3)) {
+			summary = true;
+		}
+	}
+	fclose(f);
+	CHECK_MSG(note_done, "the note's last line never came whole: %s", last);
+	CHECK(summary);
+	json_decref(all);
+}
