@@ -352,8 +352,11 @@ const char *devcg_cgpaths_lookup(struct devcg_cgpaths *c, enum devcg_hierarchy h
 		rewalk(t, false);
 	if (t->cap && (s = probe_counted(t, id, &t->st.probes))->id)
 		return s->path; /* NULL for an id known to be unknown */
-	if (t->learned >= MAX_LEARNED)
+	if (t->learned >= MAX_LEARNED) {
 		rewalk(t, true);
+		if (t->cap && (s = probe(t, id))->id)
+			return s->path;
+	}
 	/* not seen yet: on its own, else by a walk (at most one per unknown
 	 * id, and one per REWALK_NS) */
 	found = by_handle(t, id);
@@ -368,7 +371,7 @@ const char *devcg_cgpaths_lookup(struct devcg_cgpaths *c, enum devcg_hierarchy h
 		put(t, id, NULL);
 		return NULL;
 	}
-	return probe(t, id)->path;
+	return t->cap ? probe(t, id)->path : NULL;
 }
 
 int devcg_cgpaths_each(struct devcg_cgpaths *c, enum devcg_hierarchy h,
