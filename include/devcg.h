@@ -479,11 +479,16 @@ struct devcg_hotplug_opts {
 	uint8_t access; /* attach: for devices without their own; 0: rwm */
 	uint8_t method; /* enum devcg_hotplug_method */
 	/* the permission swap on a cgroup with only others' device programs
-	 * starts from allow-all (as devcg_update with force) */
+	 * starts from allow-all (as devcg_update with force); attach replaces
+	 * a node of another device at a container path (without: refused) */
 	bool force;
 	/* Testing aid: fail with -EIO at this step ("swap", "mkdir", "mknod",
 	 * "rename", "bind", "unlink"); node steps fail at the last node that
-	 * needs one. NULL in normal use. */
+	 * needs one. "stop-mknod" (the temporary node made), "stop-unlink"
+	 * (before the node is removed), "stop-tree" (before the host nodes
+	 * are opened for bind mounts) and "stop-holders" (the scan of open
+	 * files) stop that process with SIGSTOP instead, for a test to change
+	 * things meanwhile. NULL in normal use. */
 	const char *fail_at;
 	/* As in struct devcg_replace_opts: the permission swap keeps a systemd
 	 * unit's DeviceAllow= in step; NO_SYSTEMD turns that off. */
