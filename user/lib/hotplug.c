@@ -830,8 +830,10 @@ static void open_devs_read(const char *cg, bool stop, struct open_devs *od)
 		int fd;
 
 		close(p[0]);
-		if (fork() != 0)
-			_exit(0);
+		/* the scanner is the grandchild: the caller waits only for us */
+		pid = fork();
+		if (pid != 0)
+			_exit(pid < 0);
 		self = getpid();
 		if (write(p[1], &self, sizeof(self)) != (ssize_t)sizeof(self))
 			_exit(1);
