@@ -564,9 +564,10 @@ struct devcg_hotplug_result {
  * under a temporary name with the host node's type and numbers and (unless
  * given) mode and owner, and renamed into place. Parent directories are
  * made as needed. What is there already is kept and reported, so attaching
- * twice succeeds. On failure everything this call did is undone and the
- * message says at which step. *RESULT (may be NULL) is set on success;
- * free it with devcg_hotplug_result_free().
+ * twice succeeds; a node of another device is replaced only with
+ * opts->force (else -EEXIST). On failure everything this call did is
+ * undone and the message says at which step. *RESULT (may be NULL) is
+ * set on success; free it with devcg_hotplug_result_free().
  */
 DEVCG_API int devcg_attach(const char *cgroup, const struct devcg_hotplug_device *devices,
 			   size_t count, const struct devcg_hotplug_opts *opts,
