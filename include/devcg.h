@@ -600,12 +600,18 @@ struct devcg_hotplug_opts {
 	uint8_t method; /* enum devcg_hotplug_method */
 	/* the permission swap replaces the device programs that are not
 	 * devcg's, starting from allow-all where devcg has none (as
-	 * devcg_update with force), even when the policy needs no change */
+	 * devcg_update with force), even when the policy needs no change;
+	 * attach replaces a node of another device at a container path
+	 * (without: refused) */
 	bool force;
 	/* Testing aid: fail with -EIO at this step ("swap", "systemd": the
 	 * systemd step after the swap, "mkdir", "mknod", "rename", "bind",
-	 * "unlink"); node steps fail at the last node that needs one. NULL in
-	 * normal use. */
+	 * "unlink"); node steps fail at the last node that needs one.
+	 * "stop-mknod" (the temporary node made), "stop-unlink" (before the
+	 * node is removed), "stop-tree" (before the host nodes are opened for
+	 * bind mounts) and "stop-holders" (the scan of open files) stop that
+	 * process with SIGSTOP instead, for a test to change things
+	 * meanwhile. NULL in normal use. */
 	const char *fail_at;
 	/* As in struct devcg_replace_opts: the permission swap keeps a systemd
 	 * unit's DeviceAllow= in step; NO_SYSTEMD turns that off (and devcg's
@@ -687,11 +693,13 @@ struct devcg_hotplug_result {
  * under a temporary name with the host node's type and numbers and (unless
  * given) mode and owner, and renamed into place. Parent directories are
  * made as needed. What is there already is kept and reported, so attaching
- * twice succeeds. On a default-allow policy, a device that its own
- * exception denies is refused (-EPERM): detach, which adds no deny, could
- * not put it back. On failure everything this call did is undone (after a
- * failed systemd step too) and the message says at which step. *RESULT (may be NULL) is set on success;
- * free it with devcg_hotplug_result_free().
+ * twice succeeds; a node of another device is replaced only with
+ * opts->force (else -EEXIST). On a default-allow policy, a device that its
+ * own exception denies is refused (-EPERM): detach, which adds no deny,
+ * could not put it back. On failure everything this call did is undone
+ * (after a failed systemd step too) and the message says at which step.
+ * *RESULT (may be NULL) is set on success; free it with
+ * devcg_hotplug_result_free().
  */
 DEVCG_API int devcg_attach(const char *cgroup, const struct devcg_hotplug_device *devices,
 			   size_t count, const struct devcg_hotplug_opts *opts,

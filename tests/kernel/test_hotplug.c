@@ -33,15 +33,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/fsuid.h>
+#include <sys/inotify.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/uio.h>
 #include <linux/capability.h>
+#include <linux/fuse.h>
 #include <bpf/bpf.h>
 
 #define VIDEO_GID 44
@@ -96,12 +101,38 @@ struct pc {
 	int cmd[2], res[2];
 };
 
-enum { OP_OPEN = 'o', OP_HOLD = 'h', OP_READ_HELD = 'r', OP_QUIT = 'q' };
+enum { OP_OPEN = 'o', OP_HOLD = 'h', OP_READ_HELD = 'r', OP_RACE = 'R', OP_BIND = 'b', OP_QUIT = 'q' };
 
 struct req {
 	char op;
 	char path[PATH_MAX];
 };
+
+/*
+ * The container's racer (OP_RACE): a process in its mount namespace that
+ * watches its dev directory (inotify) and replaces every temporary node
+ * devcg makes there with a symbolic link to TARGET, at once.
+ */
+static void racer(const char *dev, const char *target)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	int in = inotify_init1(IN_CLOEXEC), dfd = open(dev, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (in < 0 || dfd < 0 || inotify_add_watch(in, dev, IN_CREATE) < 0)
+		_exit(1);
+	for (;;) {
+		ssize_t n = read(in, buf, sizeof(buf));
+
+		for (ssize_t off = 0; n > 0 && off < n;) {
+			struct inotify_event *ev = (void *)(buf + off);
+
+			off += (ssize_t)(sizeof(*ev) + ev->len);
+			if (ev->len && !strncmp(ev->name, ".devcg-hotplug-", 15) &&
+			    !symlinkat(target, dfd, ".racer"))
+				renameat(dfd, ".racer", dfd, ev->name);
+		}
+	}
+}
 
 static int pc_main(void *arg)
 {
@@ -147,6 +178,19 @@ static int pc_main(void *arg)
 		case OP_READ_HELD:
 			ret = read(held, &c, 1) == 1 ? 0 : errno ? errno : EIO;
 			break;
+		case OP_RACE: /* a racer, until the container ends */
+			ret = fork();
+			if (ret == 0)
+				racer(p->dev, rq.path);
+			ret = ret < 0 ? errno : 0;
+			break;
+		case OP_BIND: { /* bind the host's directory PATH on dev/shm */
+			char shm[PATH_MAX];
+
+			snprintf(shm, sizeof(shm), "%s/shm", p->dev);
+			ret = mkdir(shm, 01777) || mount(rq.path, shm, NULL, MS_BIND, NULL) ? errno : 0;
+			break;
+		}
 		}
 		if (write(p->res[1], &ret, sizeof(ret)) != (ssize_t)sizeof(ret))
 			return 15;
@@ -890,6 +934,7 @@ static void attach_fails_at(const char *step, bool userns, uint8_t method)
 	snap_take(&p, &before);
 	o.fail_at = step;
 	o.method = method;
+	o.force = true; /* fakegpu0 replaces a node of another device */
 	ret = call(true, &p, d, 3, &o, &r, &err);
 	CHECK_MSG(ret == -EIO, "attach failing at %s: %d: %s", step, ret, err.msg);
 	CHECK(r == NULL);
@@ -1359,6 +1404,606 @@ TEST(hotplug_attach_to_a_directory_of_the_container_says_it_is_no_device_node)
 	CHECK_INT(call(true, &p, &whole, 1, NULL, &r, &err), -EEXIST);
 	CHECK_MSG(strstr(err.msg, "not a device node") && !strstr(err.msg, "host"), "%s", err.msg);
 	check_unchanged(&p, &before);
+}
+
+/* ---- 7b. a hostile container: it changes its directories while devcg works ---- */
+
+/* An attach or detach run in a forked process, so that the test can play
+ * the container while devcg's child is stopped (fail_at "stop-STEP"). */
+struct bg {
+	pid_t pid;
+	int out;
+};
+
+static void bg_start(struct bg *b, bool attach, struct pc *p, const struct dev *d, size_t n,
+		     struct devcg_hotplug_opts *o)
+{
+	int fds[2];
+
+	CHECK(!pipe2(fds, O_CLOEXEC));
+	fflush(NULL);
+	b->pid = fork();
+	CHECK(b->pid >= 0);
+	if (!b->pid) {
+		struct devcg_hotplug_result *r = NULL;
+		struct devcg_error err;
+		int ret = call(attach, p, d, n, o, &r, &err);
+		char msg[sizeof(err.msg) + 64];
+
+		/* the result's first note after the error message */
+		snprintf(msg, sizeof(msg), "%s", ret ? err.msg : r && r->count && r->entries[0].note ?
+			 r->entries[0].note : "");
+		if (write(fds[1], &ret, sizeof(ret)) != (ssize_t)sizeof(ret) ||
+		    write(fds[1], msg, strlen(msg) + 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(fds[1]);
+	b->out = fds[0];
+}
+
+/* The call's return value, and its error message (or first note) in MSG. */
+static int bg_end(struct bg *b, char *msg, size_t size)
+{
+	size_t len = 0;
+	ssize_t got;
+	int ret;
+
+	CHECK(read(b->out, &ret, sizeof(ret)) == (ssize_t)sizeof(ret));
+	while (len + 1 < size && (got = read(b->out, msg + len, size - 1 - len)) > 0)
+		len += (size_t)got;
+	msg[len] = '\0';
+	close(b->out);
+	CHECK_INT(scratch_wait(b->pid), 0);
+	return ret;
+}
+
+/* The child of PARENT that has stopped itself (state T in /proc/PID/stat). */
+static pid_t stopped_child_of(pid_t parent)
+{
+	for (int tries = 0; tries < 60000; tries++) {
+		DIR *d = opendir("/proc");
+		struct dirent *e;
+		pid_t found = 0;
+
+		CHECK(d != NULL);
+		while (!found && (e = readdir(d))) {
+			char path[300], buf[512], *rp, state;
+			int ppid;
+			FILE *f;
+
+			if (e->d_name[0] < '1' || e->d_name[0] > '9')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+			if (!(f = fopen(path, "re")))
+				continue;
+			if (fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')) &&
+			    sscanf(rp + 1, " %c %d", &state, &ppid) == 2 && ppid == parent && state == 'T')
+				found = (pid_t)atoi(e->d_name);
+			fclose(f);
+		}
+		closedir(d);
+		if (found)
+			return found;
+		usleep(1000);
+	}
+	test_fail(__FILE__, __LINE__, "no child of %d stopped itself", (int)parent);
+}
+
+/* A regular file on the host, mode 0600: what a container would like
+ * devcg to chmod. */
+static void victim_make(struct pc *p, char *path, size_t size)
+{
+	int fd;
+
+	snprintf(path, size, "%s/victim", p->host);
+	fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK(!chmod(path, 0600));
+}
+
+static mode_t mode_of(const char *path)
+{
+	struct stat st;
+
+	CHECK(!lstat(path, &st));
+	return st.st_mode & 07777;
+}
+
+TEST(hotplug_a_temporary_node_swapped_for_a_symlink_never_gets_its_mode_applied_to_the_target)
+{
+	DEVCG_OPTS(devcg_hotplug_opts, o);
+	char victim[PATH_MAX], tmp[64], tpath[PATH_MAX], lpath[PATH_MAX], msg[1024];
+	struct snap before;
+	struct bg b;
+	pid_t child;
+	struct pc p;
+
+	pc_start(&p, false, BASE);
+	victim_make(&p, victim, sizeof(victim));
+	snap_take(&p, &before);
+	/* devcg's child stops once the temporary node is made; meanwhile the
+	 * container puts a symbolic link to the victim in its place */
+	o.fail_at = "stop-mknod";
+	bg_start(&b, true, &p, &gpu0, 1, &o);
+	child = stopped_child_of(b.pid);
+	snprintf(tmp, sizeof(tmp), ".devcg-hotplug-%d-0", (int)child);
+	pc_path(&p, tmp, tpath, sizeof(tpath));
+	pc_path(&p, ".evil", lpath, sizeof(lpath));
+	CHECK(!symlink(victim, lpath) && !rename(lpath, tpath));
+	CHECK(!kill(child, SIGCONT));
+	CHECK_INT(bg_end(&b, msg, sizeof(msg)), -ESTALE);
+	CHECK_MSG(strstr(msg, "replaced meanwhile") && strstr(msg, "as before"), "%s", msg);
+	CHECK_INT(mode_of(victim), 0600);
+	/* control: the link is there, and a chmod that follows it (as
+	 * fchmodat(dfd, tmp, mode, 0) did) changes the victim */
+	CHECK(!chmod(tpath, 0660));
+	CHECK_INT(mode_of(victim), 0660);
+	/* the container's own link aside, everything is as before */
+	CHECK(!unlink(tpath));
+	check_unchanged(&p, &before);
+}
+
+TEST(hotplug_an_inotify_racer_in_the_container_never_changes_the_mode_of_a_file_it_points_to)
+{
+	struct devcg_hotplug_result *r = NULL;
+	struct devcg_error err;
+	char victim[PATH_MAX];
+	int won = 0;
+	struct pc p;
+
+	pc_start(&p, false, BASE);
+	victim_make(&p, victim, sizeof(victim));
+	CHECK_INT(pc_request(&p, OP_RACE, victim), 0);
+	for (int k = 0; k < 100; k++) {
+		int ret = call(true, &p, &gpu0, 1, NULL, &r, &err);
+
+		CHECK_MSG(ret == 0 || (ret == -ESTALE && strstr(err.msg, "replaced meanwhile")), "attach %d: %d: %s",
+			  k, ret, err.msg);
+		CHECK_INT(mode_of(victim), 0600);
+		if (ret) {
+			won++;
+			continue;
+		}
+		devcg_hotplug_result_free(r);
+		devcg_hotplug_result_free(ok(false, &p, &gpu0, 1, NULL));
+	}
+	printf("    the racer got its link in first %d times of 100; the victim stayed 0600\n", won);
+}
+
+TEST(hotplug_detach_unmounts_the_bound_node_of_the_directory_it_checked_not_where_a_symlink_points)
+{
+	static const struct dev ours = { "fakegpu0", "a/fakegpu0" }, other = { "fakegpu1", "b/fakegpu0" };
+	DEVCG_OPTS(devcg_hotplug_opts, o);
+	char a[PATH_MAX], areal[PATH_MAX], msg[1024], ns[64];
+	struct bg b;
+	pid_t child, pid;
+	struct pc p;
+
+	pc_start(&p, true, BASE);
+	devcg_hotplug_result_free(ok(true, &p, &ours, 1, NULL));
+	devcg_hotplug_result_free(ok(true, &p, &other, 1, NULL));
+	CHECK(is_mounted(&p, "a/fakegpu0") && is_mounted(&p, "b/fakegpu0"));
+	/* devcg's child has opened dev/a and stops; the container swaps dev/a
+	 * for a symbolic link to dev/b, whose fakegpu0 is another mount */
+	o.fail_at = "stop-unlink";
+	bg_start(&b, false, &p, &ours, 1, &o);
+	child = stopped_child_of(b.pid);
+	pc_path(&p, "a", a, sizeof(a));
+	pc_path(&p, "a-real", areal, sizeof(areal));
+	fflush(NULL);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (!pid) {
+		/* as the container's root: its /dev takes only its own ids */
+		setfsgid((gid_t)atoi(USERNS_HOST_ID));
+		setfsuid((uid_t)atoi(USERNS_HOST_ID));
+		if (rename(a, areal) || symlink("b", a)) {
+			fprintf(stderr, "    swap %s: %s\n", a, strerror(errno));
+			_exit(1);
+		}
+		_exit(0);
+	}
+	CHECK_INT(scratch_wait(pid), 0);
+	CHECK(!kill(child, SIGCONT));
+	CHECK_MSG(bg_end(&b, msg, sizeof(msg)) == 0, "%s", msg);
+	CHECK(!is_mounted(&p, "a-real/fakegpu0"));
+	CHECK(is_mounted(&p, "b/fakegpu0"));
+	CHECK_INT(pc_open(&p, "b/fakegpu0"), ENXIO);
+	/* control: an unmount by the path string, in the container's mount
+	 * namespace (as umount2(path, UMOUNT_NOFOLLOW) did), takes b's */
+	snprintf(ns, sizeof(ns), "/proc/%d/ns/mnt", (int)p.pid);
+	fflush(NULL);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (!pid) {
+		char path[PATH_MAX];
+		int fd = open(ns, O_RDONLY | O_CLOEXEC);
+
+		snprintf(path, sizeof(path), "%s/a/fakegpu0", p.dev);
+		_exit(fd < 0 || setns(fd, CLONE_NEWNS) || umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW) ? 1 : 0);
+	}
+	CHECK_INT(scratch_wait(pid), 0);
+	CHECK(!is_mounted(&p, "b/fakegpu0"));
+}
+
+TEST(hotplug_bind_refuses_a_host_path_that_is_a_symbolic_link_and_changes_nothing)
+{
+	static const struct dev via = { "gpu-link", "fakegpu0" };
+	struct devcg_hotplug_result *r = NULL;
+	struct devcg_error err;
+	char link[PATH_MAX];
+	struct snap before;
+	struct pc p;
+
+	pc_start(&p, true, BASE);
+	snprintf(link, sizeof(link), "%s/gpu-link", p.host);
+	CHECK(!symlink("fakegpu0", link));
+	snap_take(&p, &before);
+	CHECK_INT(call(true, &p, &via, 1, NULL, &r, &err), -ELOOP);
+	CHECK(r == NULL);
+	CHECK_MSG(strstr(err.msg, "symbolic link") && strstr(err.msg, "gpu-link"), "%s", err.msg);
+	check_unchanged(&p, &before);
+	/* control: the node itself is bound */
+	r = ok(true, &p, &gpu0, 1, NULL);
+	CHECK_INT(r->entries[0].node, DEVCG_NODE_BOUND);
+	devcg_hotplug_result_free(r);
+	CHECK_INT(pc_open(&p, "fakegpu0"), ENXIO);
+}
+
+TEST(hotplug_bind_refuses_a_host_node_that_became_a_regular_file_and_changes_nothing)
+{
+	static const struct dev swapped = { "swap", "fakegpu0" };
+	DEVCG_OPTS(devcg_hotplug_opts, o);
+	char host[PATH_MAX], file[PATH_MAX], msg[1024];
+	struct snap before;
+	struct bg b;
+	pid_t child;
+	int fd;
+	struct pc p;
+
+	pc_start(&p, true, BASE);
+	snprintf(host, sizeof(host), "%s/swap", p.host);
+	CHECK(!mknod(host, S_IFCHR | 0666, makedev(fake_major(), 0)));
+	snprintf(file, sizeof(file), "%s/secret", p.host);
+	fd = open(file, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+	CHECK(fd >= 0 && write(fd, "secret\n", 7) == 7);
+	close(fd);
+	snap_take(&p, &before);
+	/* checked as the device, then a root-only file in its place before
+	 * devcg's child opens it */
+	o.fail_at = "stop-tree";
+	bg_start(&b, true, &p, &swapped, 1, &o);
+	child = stopped_child_of(b.pid);
+	CHECK(!rename(file, host));
+	CHECK(!kill(child, SIGCONT));
+	CHECK_INT(bg_end(&b, msg, sizeof(msg)), -ENODEV);
+	CHECK_MSG(strstr(msg, "not the device node"), "%s", msg);
+	check_unchanged(&p, &before);
+	CHECK_INT(pc_open(&p, "fakegpu0"), ENOENT);
+}
+
+TEST(hotplug_attach_replaces_a_node_of_another_device_only_with_force)
+{
+	struct devcg_hotplug_result *r = NULL;
+	struct devcg_error err;
+	DEVCG_OPTS(devcg_hotplug_opts, o);
+	struct snap before;
+	struct stat st;
+	struct pc p;
+
+	pc_start(&p, false, BASE);
+	/* the container's null where a device is to go */
+	pc_mknod(&p, "fakegpu0", 1, 3);
+	snap_take(&p, &before);
+	CHECK_INT(call(true, &p, &gpu0, 1, NULL, &r, &err), -EEXIST);
+	CHECK(r == NULL);
+	CHECK_MSG(strstr(err.msg, "another device, c 1:3") && strstr(err.msg, "force"), "%s", err.msg);
+	check_unchanged(&p, &before);
+	CHECK_INT(pc_open(&p, "fakegpu0"), 0);
+	/* control: with force it is replaced, and says so */
+	o.force = true;
+	r = ok(true, &p, &gpu0, 1, &o);
+	CHECK_INT(r->entries[0].node, DEVCG_NODE_REPLACED);
+	CHECK(r->entries[0].note && strstr(r->entries[0].note, "replaced a node of c 1:3"));
+	devcg_hotplug_result_free(r);
+	CHECK(!pc_lstat(&p, "fakegpu0", &st) && major(st.st_rdev) == fake_major());
+}
+
+TEST(hotplug_detach_removes_no_node_of_another_device_put_there_meanwhile)
+{
+	DEVCG_OPTS(devcg_hotplug_opts, o);
+	char msg[1024], other[PATH_MAX], path[PATH_MAX];
+	struct stat st, was;
+	struct bg b;
+	pid_t child;
+	struct pc p;
+
+	pc_start(&p, false, BASE);
+	devcg_hotplug_result_free(ok(true, &p, &gpu0, 1, NULL));
+	/* looked at as the device; then the container puts its null there */
+	o.fail_at = "stop-unlink";
+	bg_start(&b, false, &p, &gpu0, 1, &o);
+	child = stopped_child_of(b.pid);
+	pc_mknod(&p, "null-to-be", 1, 3);
+	pc_path(&p, "null-to-be", other, sizeof(other));
+	pc_path(&p, "fakegpu0", path, sizeof(path));
+	CHECK(!lstat(other, &was) && !rename(other, path));
+	CHECK(!kill(child, SIGCONT));
+	CHECK_INT(bg_end(&b, msg, sizeof(msg)), -ESTALE);
+	CHECK_MSG(strstr(msg, "changed meanwhile") && strstr(msg, "as before"), "%s", msg);
+	/* the very node it put there is back, and the permission untouched */
+	CHECK(!lstat(path, &st));
+	CHECK_INT(st.st_ino, was.st_ino);
+	CHECK_INT(st.st_rdev, makedev(1, 3));
+	CHECK_INT(own_access(&p, fake_major(), 0), DEVCG_ACC_ALL);
+	/* control: without the change, detach removes the device's node */
+	CHECK(!unlink(path));
+	pc_mknod(&p, "fakegpu0", fake_major(), 0);
+	devcg_hotplug_result_free(ok(false, &p, &gpu0, 1, NULL));
+	CHECK_INT(pc_open(&p, "fakegpu0"), ENOENT);
+}
+
+static size_t entries_in(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t n = 0;
+
+	CHECK(d != NULL);
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+/* This test's own mount namespace, so that what it mounts is gone with
+ * it: devcg reads "the host's mounts" from init's and from its own. */
+static void own_mount_namespace(void)
+{
+	CHECK(!unshare(CLONE_NEWNS));
+	CHECK(!mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
+}
+
+TEST(hotplug_refuses_a_directory_on_a_file_system_the_host_has_mounted)
+{
+	static const struct dev shm = { "fakegpu0", "shm/fakegpu0" };
+	struct devcg_hotplug_result *r = NULL;
+	struct devcg_error err;
+	char host_shm[PATH_MAX];
+	struct snap before;
+	struct pc p;
+
+	if (geteuid() != 0)
+		SKIP("needs root");
+	own_mount_namespace();
+	/* a scratch tmpfs mounted on the host's side, as its /dev/shm */
+	CHECK(!scratch_devdir_create(host_shm, sizeof(host_shm), (const struct scratch_node[]){ { 0 } }, 0));
+	CHECK(!mount("tmpfs", host_shm, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m"));
+	pc_start(&p, false, BASE);
+	/* the container shares it (--ipc=host): bound on its dev/shm */
+	CHECK_INT(pc_request(&p, OP_BIND, host_shm), 0);
+	snap_take(&p, &before);
+	CHECK_INT(call(true, &p, &shm, 1, NULL, &r, &err), -EXDEV);
+	CHECK(r == NULL);
+	CHECK_MSG(strstr(err.msg, "host has mounted too") && strstr(err.msg, host_shm), "%s", err.msg);
+	CHECK_INT(entries_in(host_shm), 0);
+	check_unchanged(&p, &before);
+	/* control: its own tmpfs takes the node */
+	devcg_hotplug_result_free(ok(true, &p, &gpu0, 1, NULL));
+	CHECK_INT(pc_open(&p, "fakegpu0"), ENXIO);
+}
+
+/*
+ * A FUSE file system that answers until it is told to hang, then answers
+ * nothing and reports each GETATTR it gets ('G' on REP): a stat() of one
+ * of its files would block for ever.
+ */
+struct fuse_srv {
+	pid_t pid;
+	int ctl[2], rep[2];
+	char dir[PATH_MAX];
+};
+
+static void fuse_reply(int fd, uint64_t unique, int error, const void *arg, size_t len)
+{
+	struct fuse_out_header h = { .len = (uint32_t)(sizeof(h) + len), .error = error, .unique = unique };
+	struct iovec v[2] = { { &h, sizeof(h) }, { (void *)arg, len } };
+
+	if (writev(fd, v, len ? 2 : 1) < 0) {
+		/* the request was interrupted meanwhile */
+	}
+}
+
+static void fuse_serve(int fd, int ctl, int rep)
+{
+	static char buf[1 << 17];
+	bool hang = false;
+
+	for (;;) {
+		struct pollfd pf[2] = { { .fd = fd, .events = POLLIN }, { .fd = ctl, .events = POLLIN } };
+		struct fuse_in_header *in = (void *)buf;
+		ssize_t n;
+
+		if (poll(pf, 2, -1) < 0)
+			continue;
+		if (pf[1].revents) {
+			char c;
+
+			if (read(ctl, &c, 1) == 1) {
+				hang = true;
+				if (write(rep, "S", 1) != 1)
+					_exit(1);
+			}
+		}
+		if (!pf[0].revents)
+			continue;
+		n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == ENODEV) /* unmounted */
+			_exit(0);
+		if (n < (ssize_t)sizeof(*in))
+			continue;
+		switch (in->opcode) {
+		case FUSE_INIT: {
+			struct fuse_init_in *ii = (void *)(in + 1);
+			struct fuse_init_out io = { .major = FUSE_KERNEL_VERSION, .max_write = 4096 };
+
+			io.minor = ii->minor < FUSE_KERNEL_MINOR_VERSION ? ii->minor : FUSE_KERNEL_MINOR_VERSION;
+			io.max_readahead = ii->max_readahead;
+			fuse_reply(fd, in->unique, 0, &io, sizeof(io));
+			break;
+		}
+		case FUSE_GETATTR: {
+			struct fuse_attr_out ao = { 0 };
+
+			if (hang) {
+				if (write(rep, "G", 1) != 1)
+					_exit(1);
+				break;
+			}
+			ao.attr.ino = 1;
+			ao.attr.mode = S_IFDIR | 0755;
+			ao.attr.nlink = 2;
+			fuse_reply(fd, in->unique, 0, &ao, sizeof(ao));
+			break;
+		}
+		case FUSE_OPENDIR: {
+			struct fuse_open_out oo = { .fh = 1 };
+
+			if (!hang)
+				fuse_reply(fd, in->unique, 0, &oo, sizeof(oo));
+			break;
+		}
+		case FUSE_FORGET:
+		case FUSE_BATCH_FORGET:
+		case FUSE_INTERRUPT:
+			break;
+		default:
+			if (!hang)
+				fuse_reply(fd, in->unique, -ENOSYS, NULL, 0);
+		}
+	}
+}
+
+/* Mount it on a new scratch directory (in the test's own mount namespace). */
+static void fuse_start(struct fuse_srv *s)
+{
+	char opts[128];
+	int fd;
+
+	CHECK(!scratch_devdir_create(s->dir, sizeof(s->dir), (const struct scratch_node[]){ { 0 } }, 0));
+	fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		SKIP("no /dev/fuse: %s", strerror(errno));
+	CHECK(!pipe2(s->ctl, O_CLOEXEC) && !pipe2(s->rep, O_CLOEXEC));
+	fflush(NULL);
+	s->pid = fork();
+	CHECK(s->pid >= 0);
+	if (!s->pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		fuse_serve(fd, s->ctl[0], s->rep[1]);
+		_exit(0);
+	}
+	snprintf(opts, sizeof(opts), "fd=%d,rootmode=40000,user_id=0,group_id=0", fd);
+	CHECK_MSG(!mount("devcg-test", s->dir, "fuse", MS_NOSUID | MS_NODEV, opts), "mount fuse: %s",
+		  strerror(errno));
+	close(fd);
+}
+
+/* From now on, it answers nothing. */
+static void fuse_hang(struct fuse_srv *s)
+{
+	char c;
+
+	CHECK(write(s->ctl[1], "h", 1) == 1);
+	CHECK(read(s->rep[0], &c, 1) == 1 && c == 'S');
+}
+
+/* Has it been sent a GETATTR since it hangs? */
+static bool fuse_asked(struct fuse_srv *s)
+{
+	struct pollfd pf = { .fd = s->rep[0], .events = POLLIN };
+	char c;
+
+	return poll(&pf, 1, 0) == 1 && read(s->rep[0], &c, 1) == 1 && c == 'G';
+}
+
+TEST(hotplug_detach_finds_the_holders_without_asking_a_fuse_server_that_hangs)
+{
+	static const struct dev zero = { "zero", "zero" };
+	struct devcg_hotplug_result *r;
+	struct fuse_srv fs;
+	char path[PATH_MAX], fdpath[64];
+	struct stat st;
+	int fd, held;
+	pid_t pid;
+	struct pc p;
+
+	if (geteuid() != 0)
+		SKIP("needs root");
+	own_mount_namespace();
+	fuse_start(&fs);
+	pc_start(&p, false, BASE);
+	devcg_hotplug_result_free(ok(true, &p, &zero, 1, NULL));
+	snprintf(path, sizeof(path), "%s/zero", p.dev);
+	fd = pc_request(&p, OP_HOLD, path);
+	CHECK_MSG(fd >= 0, "open %s in the container: %s", path, strerror(-fd));
+	/* the container also holds a directory of the FUSE mount, whose
+	 * server then stops answering */
+	held = pc_request(&p, OP_HOLD, fs.dir);
+	CHECK_MSG(held >= 0, "open %s in the container: %s", fs.dir, strerror(-held));
+	fuse_hang(&fs);
+	r = ok(false, &p, &zero, 1, NULL);
+	CHECK_INT(r->entries[0].node, DEVCG_NODE_REMOVED);
+	CHECK_INT(r->entries[0].nholders, 1);
+	CHECK_INT(r->entries[0].holders[0].fd, fd);
+	CHECK_MSG(!r->entries[0].note || !strstr(r->entries[0].note, "more than listed"), "%s", r->entries[0].note);
+	devcg_hotplug_result_free(r);
+	CHECK_MSG(!fuse_asked(&fs), "detach asked the FUSE server about the container's open file");
+	/* control: a stat() of that open file asks the server (and would wait
+	 * for ever): the server gets the GETATTR; its death ends the wait */
+	snprintf(fdpath, sizeof(fdpath), "/proc/%d/fd/%d", (int)p.pid, held);
+	fflush(NULL);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (!pid)
+		_exit(stat(fdpath, &st) ? 0 : 1);
+	{
+		struct pollfd pf = { .fd = fs.rep[0], .events = POLLIN };
+		char c;
+
+		CHECK(poll(&pf, 1, 60000) == 1 && read(fs.rep[0], &c, 1) == 1 && c == 'G');
+	}
+	CHECK(!kill(fs.pid, SIGKILL));
+	CHECK_INT(scratch_wait(fs.pid), 128 + SIGKILL);
+	CHECK_INT(scratch_wait(pid), 0);
+}
+
+TEST(hotplug_detach_whose_scan_of_open_files_is_stuck_ends_and_says_the_list_may_be_short)
+{
+	static const struct dev zero = { "zero", "zero" };
+	DEVCG_OPTS(devcg_hotplug_opts, o);
+	struct devcg_hotplug_result *r;
+	char path[PATH_MAX];
+	int fd;
+	struct pc p;
+
+	pc_start(&p, false, BASE);
+	devcg_hotplug_result_free(ok(true, &p, &zero, 1, NULL));
+	snprintf(path, sizeof(path), "%s/zero", p.dev);
+	fd = pc_request(&p, OP_HOLD, path);
+	CHECK_MSG(fd >= 0, "open %s in the container: %s", path, strerror(-fd));
+	/* the scan stops itself, as one stuck in a file system would */
+	o.fail_at = "stop-holders";
+	r = ok(false, &p, &zero, 1, &o);
+	CHECK_INT(r->entries[0].node, DEVCG_NODE_REMOVED);
+	CHECK_INT(r->entries[0].permission, DEVCG_PERM_REMOVED);
+	CHECK_INT(r->entries[0].nholders, 0);
+	CHECK_MSG(r->entries[0].note && strstr(r->entries[0].note, "may be more than listed"), "%s",
+		  r->entries[0].note ? r->entries[0].note : "(no note)");
+	devcg_hotplug_result_free(r);
+	CHECK_INT(pc_open(&p, "zero"), ENOENT);
 }
 
 /* ---- 8. CDI: a device and its companions in one step ------------------------------ */

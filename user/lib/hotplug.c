@@ -40,9 +40,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
+#include <time.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <linux/nsfs.h>
 
@@ -781,83 +786,277 @@ static int v1_put_back(const struct target *t, struct devcg_policy *before, stru
 
 /* ---- holders ---------------------------------------------------------------- */
 
+/*
+ * The open files of the container's processes that are device nodes,
+ * found without touching their file systems: a file on a FUSE mount whose
+ * server stopped answering blocks a stat() for ever (fuse_getattr() asks
+ * the server), after detach made its changes. So each fd is looked at
+ * with statx(AT_STATX_DONT_SYNC) -- the attributes the kernel has, no
+ * request to the file system (fs/fuse/dir.c, fuse_update_get_attr()) --
+ * and in a child that the caller waits for HOLDERS_TIMEOUT_MS at most,
+ * then kills: a file system that blocks anyway costs a few seconds and a
+ * note, not the command.
+ */
+#define HOLDERS_TIMEOUT_MS 5000
+#define MAX_OPEN_DEVS 4096
+
+struct open_dev {
+	int32_t pid, fd;
+	uint8_t type;
+	uint32_t major, minor;
+	char comm[16];
+};
+
 struct holders {
 	struct devcg_hotplug_holder *v;
 	size_t n;
 };
 
-/* The open files of process PID that are the device TYPE MAJOR:MINOR. */
-static void holders_of(int32_t pid, uint8_t type, uint32_t maj, uint32_t min, struct holders *h)
+struct open_devs {
+	struct open_dev *v;
+	size_t n;
+	bool incomplete; /* the scan did not end in time (or failed) */
+};
+
+/* In the child: the entries of the directory DFD, by getdents64 (no
+ * malloc after a fork of a threaded caller); FN(DFD, name, d_type, arg) for
+ * each but "." and "..". */
+static void each_entry(int dfd, void (*fn)(int, const char *, unsigned char, void *), void *arg)
 {
-	char path[64], comm[32] = "";
-	DIR *fds;
-	struct dirent *f;
-	FILE *cf;
+	char buf[8192];
+	long n;
 
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	if (!(fds = opendir(path)))
+	while ((n = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < n;) {
+			struct {
+				uint64_t ino;
+				int64_t off;
+				unsigned short reclen;
+				unsigned char type;
+				char name[];
+			} *d = (void *)(buf + off);
+
+			off += d->reclen;
+			if (strcmp(d->name, ".") && strcmp(d->name, ".."))
+				fn(dfd, d->name, d->type, arg);
+		}
+	}
+}
+
+struct scan {
+	int out;        /* the pipe to the parent */
+	int32_t pid;
+	char comm[16];
+	size_t sent;
+	int level;      /* of the cgroup scanned, below the container's */
+};
+
+static void scan_fd(int dfd, const char *name, unsigned char type, void *arg)
+{
+	struct scan *sc = arg;
+	struct open_dev d = { .pid = sc->pid };
+	struct statx stx;
+
+	(void)type;
+	if (sc->sent >= MAX_OPEN_DEVS ||
+	    statx(dfd, name, AT_STATX_DONT_SYNC, STATX_TYPE, &stx) || !(stx.stx_mask & STATX_TYPE) ||
+	    !(S_ISCHR(stx.stx_mode) || S_ISBLK(stx.stx_mode)))
 		return;
-	while ((f = readdir(fds)) && h->n < MAX_HOLDERS) {
-		char fdpath[128];
-		struct stat st;
-		struct devcg_hotplug_holder *more;
+	d.fd = (int32_t)strtol(name, NULL, 10);
+	d.type = S_ISBLK(stx.stx_mode) ? DEVCG_BLOCK : DEVCG_CHAR;
+	d.major = stx.stx_rdev_major;
+	d.minor = stx.stx_rdev_minor;
+	memcpy(d.comm, sc->comm, sizeof(d.comm));
+	if (write(sc->out, &d, sizeof(d)) == (ssize_t)sizeof(d))
+		sc->sent++;
+}
 
-		if (f->d_name[0] == '.')
+static void scan_pid(struct scan *sc, int32_t pid)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	sc->pid = pid;
+	memset(sc->comm, 0, sizeof(sc->comm));
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		n = read(fd, sc->comm, sizeof(sc->comm) - 1);
+		sc->comm[n > 0 ? n : 0] = '\0';
+		sc->comm[strcspn(sc->comm, "\n")] = '\0';
+		close(fd);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return;
+	each_entry(fd, scan_fd, sc);
+	close(fd);
+}
+
+static void scan_cgroup(int cgfd, struct scan *sc);
+
+static void scan_sub(int dfd, const char *name, unsigned char type, void *arg)
+{
+	struct scan *sc = arg;
+	int fd;
+
+	if (type != DT_DIR || sc->sent >= MAX_OPEN_DEVS)
+		return;
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	scan_cgroup(fd, sc);
+	close(fd);
+}
+
+/* The processes of the cgroup CGFD and below (16 levels at most). */
+static void scan_cgroup(int cgfd, struct scan *sc)
+{
+	char buf[4096], *p, *nl;
+	size_t have = 0;
+	ssize_t n;
+	int fd = openat(cgfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		while ((n = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0) {
+			have += (size_t)n;
+			buf[have] = '\0';
+			for (p = buf; (nl = strchr(p, '\n')); p = nl + 1) {
+				*nl = '\0';
+				scan_pid(sc, (int32_t)strtol(p, NULL, 10));
+			}
+			have = strlen(p);
+			memmove(buf, p, have);
+		}
+		close(fd);
+	}
+	if (sc->level > 16)
+		return;
+	sc->level++;
+	each_entry(cgfd, scan_sub, sc);
+	sc->level--;
+}
+
+/*
+ * The device nodes the processes of the cgroup CG (absolute) and below
+ * hold open, read from a scanning process within HOLDERS_TIMEOUT_MS. The
+ * scanner is a grandchild, not waited for: a process in a FUSE request the
+ * server has read waits it out even after SIGKILL (fs/fuse/dev.c,
+ * request_wait_answer()), so a wait for it could be for ever. It sends its
+ * pid first, to be killed if it is late; a scan stuck for good ends when
+ * its file system does, or at its next write (SIGPIPE). With STOP (a
+ * testing aid), it stops itself first, as a scan stuck would.
+ */
+static void open_devs_read(const char *cg, bool stop, struct open_devs *od)
+{
+	struct timespec t0, t;
+	struct open_dev d;
+	int p[2], status;
+	size_t got = 0;
+	pid_t pid, scanner = 0;
+
+	memset(od, 0, sizeof(*od));
+	od->incomplete = true;
+	if (pipe2(p, O_CLOEXEC))
+		return;
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return;
+	}
+	if (pid == 0) {
+		struct scan sc = { .out = p[1] };
+		pid_t self;
+		int fd;
+
+		close(p[0]);
+		/* the scanner is the grandchild: the caller waits only for us */
+		pid = fork();
+		if (pid != 0)
+			_exit(pid < 0);
+		self = getpid();
+		if (write(p[1], &self, sizeof(self)) != (ssize_t)sizeof(self))
+			_exit(1);
+		if (stop)
+			raise(SIGSTOP);
+		fd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd >= 0)
+			scan_cgroup(fd, &sc);
+		/* the end: a record of pid 0 */
+		memset(&d, 0, sizeof(d));
+		if (fd < 0 || write(p[1], &d, sizeof(d)) != (ssize_t)sizeof(d))
+			_exit(1);
+		_exit(0);
+	}
+	close(p[1]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		struct pollfd pf = { .fd = p[0], .events = POLLIN };
+		size_t want = scanner ? sizeof(d) : sizeof(scanner);
+		char *into = scanner ? (char *)&d : (char *)&scanner;
+		long left;
+		ssize_t n;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		left = HOLDERS_TIMEOUT_MS - ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+		if (left <= 0 || (poll(&pf, 1, (int)left) < 0 && errno != EINTR))
+			break;
+		if (!pf.revents)
 			continue;
-		snprintf(fdpath, sizeof(fdpath), "%s/%s", path, f->d_name);
-		if (stat(fdpath, &st) || !(S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) ||
-		    (S_ISBLK(st.st_mode) ? DEVCG_BLOCK : DEVCG_CHAR) != type || major(st.st_rdev) != maj ||
-		    minor(st.st_rdev) != min)
+		n = read(p[0], into + got, want - got);
+		if (n < 0 && errno == EINTR)
 			continue;
-		if (!comm[0]) {
-			snprintf(comm, sizeof(comm), "/proc/%d/comm", (int)pid);
-			if ((cf = fopen(comm, "re"))) {
-				if (!fgets(comm, sizeof(comm), cf))
-					comm[0] = '\0';
-				comm[strcspn(comm, "\n")] = '\0';
-				fclose(cf);
-			} else {
-				comm[0] = '\0';
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		if (got < want)
+			continue;
+		got = 0;
+		if (into == (char *)&scanner)
+			continue;
+		if (!d.pid) {
+			od->incomplete = false;
+			break;
+		}
+		if (od->n < MAX_OPEN_DEVS) {
+			struct open_dev *more = realloc(od->v, (od->n + 1) * sizeof(*more));
+
+			if (more) {
+				od->v = more;
+				od->v[od->n++] = d;
 			}
 		}
+	}
+	close(p[0]);
+	/* late: stuck in a file system, or stopped */
+	if (od->incomplete && scanner > 0)
+		kill(scanner, SIGKILL);
+}
+
+/* The holders of the device TYPE MAJOR:MINOR among OD. */
+static void holders_of(const struct open_devs *od, uint8_t type, uint32_t maj, uint32_t min,
+		       struct holders *h)
+{
+	for (size_t i = 0; i < od->n && h->n < MAX_HOLDERS; i++) {
+		const struct open_dev *d = &od->v[i];
+		struct devcg_hotplug_holder *more;
+
+		if (d->type != type || d->major != maj || d->minor != min)
+			continue;
 		more = realloc(h->v, (h->n + 1) * sizeof(*h->v));
 		if (!more)
 			break;
 		h->v = more;
 		memset(&h->v[h->n], 0, sizeof(h->v[h->n]));
-		h->v[h->n].pid = pid;
-		h->v[h->n].fd = (int32_t)strtol(f->d_name, NULL, 10);
-		snprintf(h->v[h->n].comm, sizeof(h->v[h->n].comm), "%s", comm);
+		h->v[h->n].pid = d->pid;
+		h->v[h->n].fd = d->fd;
+		memcpy(h->v[h->n].comm, d->comm, sizeof(h->v[h->n].comm));
+		h->v[h->n].comm[sizeof(h->v[h->n].comm) - 1] = '\0';
 		h->n++;
 	}
-	closedir(fds);
-}
-
-/* The open files of the processes of the container's cgroup CG (absolute)
- * and those below it that are the device. */
-static void find_holders(const char *cg, int depth, uint8_t type, uint32_t maj, uint32_t min,
-			 struct holders *h)
-{
-	char path[4200], buf[32];
-	DIR *d;
-	struct dirent *e;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
-	if ((f = fopen(path, "re"))) {
-		while (h->n < MAX_HOLDERS && fgets(buf, sizeof(buf), f))
-			holders_of((int32_t)strtol(buf, NULL, 10), type, maj, min, h);
-		fclose(f);
-	}
-	if (depth > 16 || !(d = opendir(cg)))
-		return;
-	while ((e = readdir(d))) {
-		if (e->d_type != DT_DIR || e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", cg, e->d_name);
-		find_holders(path, depth + 1, type, maj, min, h);
-	}
-	closedir(d);
 }
 
 /* ---- the result ------------------------------------------------------------- */
@@ -949,6 +1148,39 @@ static void note(struct call *c, size_t i, const char *text)
  * /dev) or of the host node: making or removing a node there would change
  * the host's. Refused.
  */
+/*
+ * The mount point in the host's mount namespace -- init's (/proc/1) or
+ * devcg's own -- of a file system of device DEV, in WHERE; false if the
+ * host has none mounted. A node made on one (a container sharing the
+ * host's /dev/shm, as --ipc=host does) would be the host's too.
+ */
+static bool host_mounted(dev_t dev, char *where, size_t size)
+{
+	static const char *const tables[] = { "/proc/1/mountinfo", "/proc/self/mountinfo" };
+	char line[8192];
+	bool found = false;
+
+	for (size_t t = 0; t < 2 && !found; t++) {
+		FILE *f = fopen(tables[t], "re");
+
+		if (!f)
+			continue;
+		while (!found && fgets(line, sizeof(line), f)) {
+			unsigned int maj, min;
+			char mnt[4096];
+
+			/* ID PARENT MAJ:MIN ROOT MOUNTPOINT ... */
+			if (sscanf(line, "%*s %*s %u:%u %*s %4095s", &maj, &min, mnt) == 3 &&
+			    makedev(maj, min) == dev) {
+				snprintf(where, size, "%s", mnt);
+				found = true;
+			}
+		}
+		fclose(f);
+	}
+	return found;
+}
+
 static int host_fs_guard(const struct hp_item *it, const struct hp_node *n, struct devcg_error *err)
 {
 	char dir[PATH_MAX], *slash;
@@ -959,6 +1191,10 @@ static int host_fs_guard(const struct hp_item *it, const struct hp_node *n, stru
 	if (!stat("/dev", &st) && st.st_dev == n->dir_dev)
 		return devcg_err(err, -EXDEV, "%s: the container's directory is on the host's /dev file "
 				 "system: devcg does not change the host's nodes", hp_q(n->path));
+	if (host_mounted((dev_t)n->dir_dev, dir, sizeof(dir)))
+		return devcg_err(err, -EXDEV, "%s: the container's directory is on a file system the host "
+				 "has mounted too (on %s): devcg does not change the host's nodes", hp_q(n->path),
+				 hp_q(dir));
 	if (!it->host_path)
 		return 0;
 	snprintf(dir, sizeof(dir), "%s", it->host_path);
@@ -1140,7 +1376,7 @@ static void cdi_notes(struct call *c)
 }
 
 /* Decide, node by node, how attach puts it there, and which keys to allow. */
-static int attach_plan(struct call *c, uint8_t method, struct devcg_error *err)
+static int attach_plan(struct call *c, uint8_t method, bool force, struct devcg_error *err)
 {
 	for (size_t i = 0; i < c->items.n; i++) {
 		const struct hp_item *it = &c->items.v[i];
@@ -1150,6 +1386,13 @@ static int attach_plan(struct call *c, uint8_t method, struct devcg_error *err)
 		if (n->state == HP_NOT_DEV)
 			return devcg_err(err, -EEXIST, "%s is in the container and is not a device node: "
 					 "left alone", hp_q(n->path));
+		/* a node of another device (a CDI spec's node on the container's
+		 * /dev/null) is the container's: replaced only when asked */
+		if (n->state == HP_OTHER_DEV && !force)
+			return devcg_err(err, -EEXIST, "%s is in the container a node of another device, "
+					 "%c %u:%u, not %c %u:%u: left alone (force replaces it)", hp_q(n->path),
+					 n->seen_fmt == S_IFBLK ? 'b' : 'c', n->seen_major, n->seen_minor,
+					 type_char(it->type), it->major, it->minor);
 		if (n->state == HP_BAD_PATH)
 			return devcg_err(err, -n->seen_errno, "%s: %s in the container (devcg follows no "
 					 "symbolic link there)", hp_q(n->path), n->seen_errno == ELOOP ?
@@ -1208,11 +1451,20 @@ int devcg_attach(const char *cgroup, const struct devcg_hotplug_device *devices,
 		*result = NULL;
 	ret = call_start(&c, cgroup, devices, count, opts, true, err);
 	if (!ret)
-		ret = attach_plan(&c, method, err);
+		ret = attach_plan(&c, method, DEVCG_OPT(opts, devcg_hotplug_opts, force, false), err);
 	if (!ret && !c.child.sh->trees && needs_trees(&c, true)) {
 		ret = call_restart_with_trees(&c, err);
 		for (i = 0; !ret && i < c.items.n; i++)
 			c.child.sh->nodes[i].bind = c.child.sh->nodes[i].nodev || method == DEVCG_HOTPLUG_BIND;
+	}
+	/* a host node that cannot be bound is refused before anything changes */
+	for (i = 0; !ret && i < c.items.n; i++) {
+		const struct hp_node *n = &c.child.sh->nodes[i];
+
+		if (n->bind && n->state != HP_SAME && n->tree_fd < 0)
+			ret = devcg_err(err, n->tree_err ? n->tree_err : -ENOENT, "%s: cannot bind-mount the host "
+					"node %s: %s", hp_q(n->path), hp_q(n->host_path),
+					n->tree_why[0] ? n->tree_why : strerror(-n->tree_err));
 	}
 	if (ret)
 		goto out;
@@ -1391,6 +1643,8 @@ int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
 	struct devcg_edit_io io = { 0 };
 	struct devcg_policy *v1_before = NULL;
 	struct devcg_error v1_err = { 0 };
+	const char *fail_at = DEVCG_OPT(opts, devcg_hotplug_opts, fail_at, NULL);
+	struct open_devs open = { 0 };
 	struct call c;
 	size_t i, e;
 	int ret;
@@ -1467,6 +1721,8 @@ int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
 	}
 	hp_child_cmd(&c.child, 'C', NULL);
 	ret = make_result(&c, false, err);
+	if (!ret)
+		open_devs_read(c.t.cgroup, fail_at && !strcmp(fail_at, "stop-holders"), &open);
 	for (i = 0, e = 0; !ret && i < c.items.n; i++) {
 		const struct hp_item *it = &c.items.v[i];
 		const struct hp_node *n = &c.child.sh->nodes[i];
@@ -1488,12 +1744,22 @@ int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
 		if (c.kept[i] || !it->known)
 			continue;
 		memset(&h, 0, sizeof(h));
-		find_holders(c.t.cgroup, 0, it->type, it->major, it->minor, &h);
+		holders_of(&open, it->type, it->major, it->minor, &h);
 		en->holders = h.v;
 		en->nholders = h.n;
+		if (open.incomplete) {
+			char text[512];
+
+			snprintf(text, sizeof(text), "%s%sthe processes holding it open may be more than listed: "
+				 "their open files could not all be looked at within %d s", en->note ? en->note : "",
+				 en->note ? "; " : "", HOLDERS_TIMEOUT_MS / 1000);
+			free((char *)en->note);
+			en->note = strdup(text);
+		}
 	}
 	if (!ret)
 		cdi_notes(&c);
+	free(open.v);
 	if (!ret && result) {
 		*result = c.r;
 		c.r = NULL;

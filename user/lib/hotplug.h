@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /* ---- one node of a hot-plug, as the parent works on it ------------------- */
@@ -103,9 +104,12 @@ struct hp_node {
 	char aside[64];           /* temporary name of a node set aside (same directory) */
 	char tmp[64];             /* the temporary name of the node being made */
 	int tree_err;             /* why tree_fd is -1 (negative errno) */
+	char tree_why[160];       /* why tree_fd is -1, in words */
 	/* the child's own bookkeeping */
 	int tree_fd;
 	bool tmp_made, file_made, mount_made, exchanged;
+	struct stat made_st;      /* the node (or mount point) made: its inode */
+	uint64_t mnt_id;          /* the mount made (0: unknown) */
 };
 
 struct hp_shared {

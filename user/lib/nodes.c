@@ -25,6 +25,18 @@
  * one kept aside until the end for an undo). A bind mount goes onto an
  * empty file of mode 0, which nobody in the container can open.
  *
+ * The container can change its directories at any moment, so no step
+ * names a path it controls and trusts what is there: directories are
+ * opened one component at a time without following a symbolic link; the
+ * owner and mode go on the node made, through an O_PATH fd checked to be
+ * that device node (fchownat(AT_EMPTY_PATH); fchmodat() through the
+ * host's /proc/self/fd, opened before entering the container, since
+ * fchmod() refuses O_PATH fds and the container's /proc is its own); the
+ * name is checked to be that node before the rename; what is set aside or
+ * removed is checked to be the device first; a mount is unmounted through
+ * an fd of its root, checked to be the device's (and, for an undo, the
+ * very mount made), never by its path.
+ *
  * The parent and the child share the node table (a shared mapping) and
  * step through it with one-byte commands over a socket pair.
  */
@@ -59,6 +71,12 @@
 #ifndef MOVE_MOUNT_F_EMPTY_PATH
 #define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
 #endif
+#ifndef MOVE_MOUNT_T_EMPTY_PATH
+#define MOVE_MOUNT_T_EMPTY_PATH 0x00000040
+#endif
+#ifndef STATX_MNT_ID
+#define STATX_MNT_ID 0x00001000U
+#endif
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE 1
 #endif
@@ -70,6 +88,10 @@
 #define REPLY_TIMEOUT_MS 30000
 
 /* ---- in the child ------------------------------------------------------- */
+
+/* The host's /proc/self/fd of the child, opened before it enters the
+ * container: a path to an fd that no container mount can change. */
+static int proc_fd = -1;
 
 /* Record why node I failed at STEP; returns CODE. */
 __attribute__((format(printf, 5, 6))) static int fail(struct hp_shared *sh, int i, const char *step,
@@ -90,6 +112,111 @@ __attribute__((format(printf, 5, 6))) static int fail(struct hp_shared *sh, int 
 static bool fault(const struct hp_shared *sh, int i, int last, const char *step)
 {
 	return i == last && !strcmp(sh->fail_at, step);
+}
+
+/* Testing aid: with fail_at "stop-STEP", the child stops itself (SIGSTOP)
+ * at STEP of node I, the last one worked on, for a test to play the
+ * container that changes its directory meanwhile; SIGCONT goes on. */
+static void stop_at(const struct hp_shared *sh, int i, int last, const char *step)
+{
+	if (i == last && !strncmp(sh->fail_at, "stop-", 5) && !strcmp(sh->fail_at + 5, step))
+		raise(SIGSTOP);
+}
+
+/* Is ST a device node of FMT MAJOR:MINOR (FMT 0: of any)? */
+static bool is_dev(const struct stat *st, uint32_t fmt, uint32_t maj, uint32_t min)
+{
+	uint32_t f = st->st_mode & S_IFMT;
+
+	return (f == S_IFCHR || f == S_IFBLK) && (!fmt || (f == fmt && major(st->st_rdev) == maj &&
+							   minor(st->st_rdev) == min));
+}
+
+/* The device node N is about: its numbers, or those look() saw there. */
+static bool is_ndev(const struct stat *st, const struct hp_node *n)
+{
+	return n->fmt ? is_dev(st, n->fmt, n->major, n->minor)
+		      : is_dev(st, n->seen_fmt, n->seen_major, n->seen_minor);
+}
+
+/* Is DFD/NAME (not followed) the inode ST? */
+static bool same_inode(int dfd, const char *name, const struct stat *st)
+{
+	struct stat now;
+
+	return !fstatat(dfd, name, &now, AT_SYMLINK_NOFOLLOW) && now.st_dev == st->st_dev &&
+	       now.st_ino == st->st_ino;
+}
+
+/* Unlink DFD/NAME if it is still the inode ST (what devcg made there). */
+static void unlink_if(int dfd, const char *name, const struct stat *st)
+{
+	if (same_inode(dfd, name, st))
+		unlinkat(dfd, name, 0);
+}
+
+/* umount2() of the mount whose root MFD is (an fd, not a path): through
+ * the host's /proc/self/fd, which no container mount can change. */
+static int umount_fd(int mfd)
+{
+	char num[16];
+	int ret = 0;
+
+	if (proc_fd < 0)
+		return -EBADF;
+	snprintf(num, sizeof(num), "%d", mfd);
+	if (fchdir(proc_fd))
+		return -errno;
+	if (umount2(num, MNT_DETACH))
+		ret = -errno;
+	if (chdir("/"))
+		ret = ret ? ret : -errno;
+	return ret;
+}
+
+/* The mount id of what FD is (0: unknown, before Linux 5.8). */
+static uint64_t mount_id(int fd)
+{
+	struct statx stx;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) || !(stx.stx_mask & STATX_MNT_ID))
+		return 0;
+	return stx.stx_mnt_id;
+}
+
+/* Is FD (of DFD/...) the root of a mount? */
+static bool fd_is_mount_root(int dfd, int fd)
+{
+	struct statx stx;
+	struct stat st, up;
+
+	if (!statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &stx) &&
+	    (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
+		return stx.stx_attributes & STATX_ATTR_MOUNT_ROOT;
+	return !fstat(fd, &st) && !fstat(dfd, &up) && st.st_dev != up.st_dev;
+}
+
+/*
+ * Unmount the bound node at DFD/NAME: reached through the directory
+ * checked (DFD), opened without following, and only if it is a mount
+ * root of the device of N (and, with MNT_ID, that very mount). Returns 0
+ * or -errno; -ESTALE: something else is there now.
+ */
+static int unmount_node(int dfd, const char *name, const struct hp_node *n, uint64_t mnt_id)
+{
+	int mfd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC), ret;
+	struct stat st;
+
+	if (mfd < 0)
+		return -errno;
+	if (fstat(mfd, &st) || !is_ndev(&st, n) || !fd_is_mount_root(dfd, mfd) ||
+	    (mnt_id && mount_id(mfd) != mnt_id)) {
+		close(mfd);
+		return -ESTALE;
+	}
+	ret = umount_fd(mfd);
+	close(mfd);
+	return ret;
 }
 
 /*
@@ -118,17 +245,17 @@ static int walk(const char *path, struct hp_node *made, bool nearest, bool *miss
 		sub = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub < 0 && errno == ENOENT && made) {
 			struct stat up;
-			int why = 0;
+			bool new_dir = !mkdirat(fd, comp, 0755);
+			int why = new_dir || errno == EEXIST ? 0 : errno;
 
-			if (!mkdirat(fd, comp, 0755)) {
+			sub = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (new_dir && sub >= 0) {
 				if (!made->dirs_at)
 					made->dirs_at = (int)(next - buf);
+				/* the owner goes on the directory opened, not on a name */
 				if (!fstat(fd, &up))
-					fchownat(fd, comp, up.st_uid, up.st_gid, AT_SYMLINK_NOFOLLOW);
-			} else if (errno != EEXIST) {
-				why = errno;
+					fchown(sub, up.st_uid, up.st_gid);
 			}
-			sub = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			/* still missing: why mkdir failed (EROFS, EACCES...) */
 			if (sub < 0 && errno == ENOENT && why)
 				errno = why;
@@ -289,6 +416,20 @@ static bool wanted_now(int dfd, const char *name, const struct hp_node *n)
 	       major(st.st_rdev) == n->major && minor(st.st_rdev) == n->minor;
 }
 
+/* fchmod() of an O_PATH fd, which fchmod() itself refuses: fchmodat()
+ * through the host's /proc/self/fd/FD (a magic link to the very inode). */
+static int chmod_fd(int fd, mode_t mode)
+{
+	char num[16];
+
+	if (proc_fd < 0) {
+		errno = EBADF;
+		return -1;
+	}
+	snprintf(num, sizeof(num), "%d", fd);
+	return fchmodat(proc_fd, num, mode, 0);
+}
+
 static int make_node(struct hp_shared *sh, int i, int last, struct hp_node *n)
 {
 	const char *name;
@@ -304,7 +445,8 @@ static int make_node(struct hp_shared *sh, int i, int last, struct hp_node *n)
 	if (n->bind) {
 		if (n->tree_fd < 0) {
 			ret = fail(sh, i, "bind", n->tree_err, "cannot clone the mount of %s: %s",
-				   n->host_path[0] ? hp_q(n->host_path) : "(no host node)", strerror(-n->tree_err));
+				   n->host_path[0] ? hp_q(n->host_path) : "(no host node)",
+				   n->tree_why[0] ? n->tree_why : strerror(-n->tree_err));
 			goto out;
 		}
 		if (n->state != HP_ABSENT) {
@@ -324,18 +466,25 @@ static int make_node(struct hp_shared *sh, int i, int last, struct hp_node *n)
 				   strerror(errno));
 			goto out;
 		}
-		close(fd);
 		n->file_made = true;
+		if (fstat(fd, &n->made_st))
+			memset(&n->made_st, 0, sizeof(n->made_st));
 		if (fault(sh, i, last, "bind")) {
+			close(fd);
 			ret = fail(sh, i, "bind", -EIO, "injected failure");
 			goto out;
 		}
-		if (syscall(SYS_move_mount, n->tree_fd, "", dfd, name, MOVE_MOUNT_F_EMPTY_PATH)) {
+		/* onto the very file made (its fd), whatever the name holds now */
+		if (syscall(SYS_move_mount, n->tree_fd, "", fd, "",
+			    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH)) {
 			ret = fail(sh, i, "bind", -errno, "move_mount %s onto %s: %s", hp_q(n->host_path), hp_q(n->path),
 				   strerror(errno));
+			close(fd);
 			goto out;
 		}
+		close(fd);
 		n->mount_made = true;
+		n->mnt_id = mount_id(n->tree_fd);
 		n->done = n->state == HP_ABSENT ? HP_DID_BOUND : HP_DID_REPLACED;
 		goto out;
 	}
@@ -349,22 +498,53 @@ static int make_node(struct hp_shared *sh, int i, int last, struct hp_node *n)
 		goto out;
 	}
 	n->tmp_made = true;
-	if (fchownat(dfd, n->tmp, n->uid, n->gid, AT_SYMLINK_NOFOLLOW) ||
-	    fchmodat(dfd, n->tmp, n->mode, 0)) {
-		ret = fail(sh, i, "mknod", -errno, "set the owner and mode of %s: %s", hp_q(n->path),
-			   strerror(errno));
+	stop_at(sh, i, last, "mknod");
+	/* the owner and mode go on the node made, through an fd of it that is
+	 * checked to be that device node: never through a name the container
+	 * can point elsewhere */
+	fd = openat(dfd, n->tmp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &n->made_st) || !is_dev(&n->made_st, n->fmt, n->major, n->minor)) {
+		if (fd >= 0)
+			close(fd);
+		memset(&n->made_st, 0, sizeof(n->made_st));
+		n->tmp_made = false; /* not ours any more: left alone */
+		ret = fail(sh, i, "mknod", -ESTALE, "the temporary node %s was replaced meanwhile (not the "
+			   "device node made): no owner or mode set, left alone", hp_q(n->tmp));
 		goto out;
 	}
+	if (fchownat(fd, "", n->uid, n->gid, AT_EMPTY_PATH) || chmod_fd(fd, n->mode)) {
+		ret = fail(sh, i, "mknod", -errno, "set the owner and mode of %s: %s", hp_q(n->path),
+			   strerror(errno));
+		close(fd);
+		goto out;
+	}
+	close(fd);
 	if (fault(sh, i, last, "rename")) {
 		ret = fail(sh, i, "rename", -EIO, "injected failure");
+		goto out;
+	}
+	/* the name is still the node made (else the rename would move the
+	 * container's file into place and call it ours) */
+	if (!same_inode(dfd, n->tmp, &n->made_st)) {
+		n->tmp_made = false;
+		ret = fail(sh, i, "rename", -ESTALE, "the temporary node %s was replaced meanwhile: left alone",
+			   hp_q(n->tmp));
 		goto out;
 	}
 	if (n->state == HP_ABSENT) {
 		if (!renameat2(dfd, n->tmp, dfd, name, RENAME_NOREPLACE)) {
 			n->tmp_made = false;
 			n->done = HP_DID_MADE;
+			/* the container's file moved in between the check and the
+			 * rename goes back where it put it */
+			if (!same_inode(dfd, name, &n->made_st)) {
+				renameat2(dfd, name, dfd, n->tmp, RENAME_NOREPLACE);
+				n->done = 0;
+				ret = fail(sh, i, "rename", -ESTALE, "the temporary node %s was replaced meanwhile: "
+					   "left alone", hp_q(n->tmp));
+			}
 		} else if (errno == EEXIST && wanted_now(dfd, name, n)) {
-			unlinkat(dfd, n->tmp, 0);
+			unlink_if(dfd, n->tmp, &n->made_st);
 			n->tmp_made = false;
 			n->done = HP_DID_RACED;
 		} else {
@@ -384,6 +564,15 @@ static int make_node(struct hp_shared *sh, int i, int last, struct hp_node *n)
 	n->exchanged = true;
 	memcpy(n->aside, n->tmp, sizeof(n->aside));
 	n->done = HP_DID_REPLACED;
+	/* ours is in place, and what was set aside is the node look() saw
+	 * (else the undo exchanges them back) */
+	{
+		struct stat old;
+
+		if (!same_inode(dfd, name, &n->made_st) || fstatat(dfd, n->aside, &old, AT_SYMLINK_NOFOLLOW) ||
+		    !is_dev(&old, n->seen_fmt, n->seen_major, n->seen_minor))
+			ret = fail(sh, i, "rename", -ESTALE, "%s was changed meanwhile: left alone", hp_q(n->path));
+	}
 out:
 	close(dfd);
 	return ret;
@@ -397,16 +586,17 @@ static void undo_node(struct hp_node *n)
 
 	if (dfd < 0)
 		return;
+	/* only the mount made, through the directory checked */
 	if (n->mount_made)
-		umount2(n->path, MNT_DETACH | UMOUNT_NOFOLLOW);
+		unmount_node(dfd, name, n, n->mnt_id);
 	if (n->file_made || n->done == HP_DID_MADE)
-		unlinkat(dfd, name, 0);
+		unlink_if(dfd, name, &n->made_st);
 	if (n->tmp_made)
-		unlinkat(dfd, n->tmp, 0);
+		unlink_if(dfd, n->tmp, &n->made_st);
 	if (n->exchanged) {
 		/* ours is at the aside name after the exchange back */
 		if (!renameat2(dfd, n->aside, dfd, name, RENAME_EXCHANGE))
-			unlinkat(dfd, n->aside, 0);
+			unlink_if(dfd, n->aside, &n->made_st);
 	} else if (n->aside[0]) {
 		renameat2(dfd, n->aside, dfd, name, RENAME_NOREPLACE);
 	}
@@ -414,8 +604,9 @@ static void undo_node(struct hp_node *n)
 		/* the mount point may still be there (its unlink failed) */
 		fd = openat(dfd, name, O_CREAT | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0);
 		if (fd >= 0) {
+			syscall(SYS_move_mount, n->tree_fd, "", fd, "",
+				MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
 			close(fd);
-			syscall(SYS_move_mount, n->tree_fd, "", dfd, name, MOVE_MOUNT_F_EMPTY_PATH);
 		}
 	}
 	unmake_dirs(n);
@@ -423,6 +614,8 @@ static void undo_node(struct hp_node *n)
 	n->mount_made = n->file_made = n->tmp_made = n->exchanged = false;
 	n->aside[0] = '\0';
 	n->done = 0;
+	n->mnt_id = 0;
+	memset(&n->made_st, 0, sizeof(n->made_st));
 }
 
 static void undo(struct hp_node *n)
@@ -440,20 +633,37 @@ static int remove_node(struct hp_shared *sh, int i, int last, struct hp_node *n)
 	if (dfd < 0)
 		return fail(sh, i, "unlink", dfd, "the directory of %s: %s", hp_q(n->path), strerror(-dfd));
 	snprintf(n->tmp, sizeof(n->tmp), TMP_PREFIX "%d-%d", (int)getpid(), i);
+	stop_at(sh, i, last, "unlink");
 	if (fault(sh, i, last, "unlink")) {
 		ret = fail(sh, i, "unlink", -EIO, "injected failure");
 	} else if (n->mounted) {
-		/* a bound node: the undo mounts the host node again */
-		if (umount2(n->path, MNT_DETACH | UMOUNT_NOFOLLOW))
-			ret = fail(sh, i, "unlink", -errno, "umount %s: %s", hp_q(n->path), strerror(errno));
-		else if (n->done = HP_DID_UNMOUNTED, unlinkat(dfd, name, 0))
+		struct stat st;
+		int e;
+
+		/* a bound node, unmounted through the directory checked: the
+		 * undo mounts the host node again */
+		if ((e = unmount_node(dfd, name, n, 0)))
+			ret = fail(sh, i, "unlink", e, "umount %s: %s", hp_q(n->path), e == -ESTALE ?
+				   "it was changed meanwhile (not a mount of the device): left alone" : strerror(-e));
+		else if (n->done = HP_DID_UNMOUNTED, fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
+			ret = fail(sh, i, "unlink", -errno, "unlink %s: %s", hp_q(n->path), strerror(errno));
+		else if (!S_ISREG(st.st_mode)) /* the mount point is a file */
+			ret = fail(sh, i, "unlink", -ESTALE, "unlink %s: not the mount point any more: left "
+				   "alone", hp_q(n->path));
+		else if (unlinkat(dfd, name, 0))
 			ret = fail(sh, i, "unlink", -errno, "unlink %s: %s", hp_q(n->path), strerror(errno));
 	} else if (renameat2(dfd, name, dfd, n->tmp, RENAME_NOREPLACE)) {
 		/* set aside until the permission is gone: the undo renames it back */
 		ret = fail(sh, i, "unlink", -errno, "unlink %s: %s", hp_q(n->path), strerror(errno));
 	} else {
+		struct stat st;
+
 		memcpy(n->aside, n->tmp, sizeof(n->aside));
 		n->done = HP_DID_REMOVED;
+		/* only a node of the device: another set aside goes back */
+		if (fstatat(dfd, n->aside, &st, AT_SYMLINK_NOFOLLOW) || !is_ndev(&st, n))
+			ret = fail(sh, i, "unlink", -ESTALE, "%s was changed meanwhile (not a node of the "
+				   "device): left alone", hp_q(n->path));
 	}
 	close(dfd);
 	return ret;
@@ -469,7 +679,11 @@ static void commit_node(struct hp_node *n)
 		return;
 	dfd = walk(n->path, NULL, false, NULL, &name);
 	if (dfd >= 0) {
-		unlinkat(dfd, n->aside, 0);
+		struct stat st;
+
+		/* a device node set aside, not what the container put there */
+		if (!fstatat(dfd, n->aside, &st, AT_SYMLINK_NOFOLLOW) && is_dev(&st, 0, 0, 0))
+			unlinkat(dfd, n->aside, 0);
 		close(dfd);
 	}
 	n->aside[0] = '\0';
@@ -527,25 +741,62 @@ static char run_cmd(struct hp_shared *sh, char cmd)
 	return 1;
 }
 
+/*
+ * The mount of N's host node, cloned (open_tree(OPEN_TREE_CLONE)) for a
+ * bind mount: the node is opened once, without following a symbolic link,
+ * checked to be the device (type and numbers), and that fd is cloned, so
+ * what is bound is what was checked.
+ */
+static void clone_host_node(struct hp_node *n, bool trees)
+{
+	struct stat st;
+	int fd;
+
+	n->tree_fd = -1;
+	n->tree_err = -ENOENT;
+	n->tree_why[0] = '\0';
+	if (!n->host_path[0] || !trees)
+		return;
+	fd = open(n->host_path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		n->tree_err = -errno;
+		snprintf(n->tree_why, sizeof(n->tree_why), "%s", strerror(errno));
+		return;
+	}
+	if (fstat(fd, &st)) {
+		n->tree_err = -errno;
+		snprintf(n->tree_why, sizeof(n->tree_why), "%s", strerror(errno));
+	} else if (S_ISLNK(st.st_mode)) {
+		n->tree_err = -ELOOP;
+		snprintf(n->tree_why, sizeof(n->tree_why), "it is a symbolic link (devcg bind-mounts only "
+			 "the device node itself: give the path it points to)");
+	} else if (!is_dev(&st, n->fmt, n->major, n->minor) || !is_dev(&st, 0, 0, 0)) {
+		n->tree_err = -ENODEV;
+		snprintf(n->tree_why, sizeof(n->tree_why), "it is not the device node %c %u:%u (it changed "
+			 "since it was looked at)", n->fmt == S_IFBLK ? 'b' : 'c', n->major, n->minor);
+	} else {
+		n->tree_fd = (int)syscall(SYS_open_tree, fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+					  AT_EMPTY_PATH);
+		if (n->tree_fd < 0) {
+			n->tree_err = -errno;
+			snprintf(n->tree_why, sizeof(n->tree_why), "%s", strerror(errno));
+		}
+	}
+	close(fd);
+}
+
 static void child_main(struct hp_shared *sh, int sock, int mntns_fd, int root_fd)
 {
 	char reply = 0, cmd;
 	int i;
 
 	umask(0);
+	proc_fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (sh->trees && !strcmp(sh->fail_at, "stop-tree"))
+		raise(SIGSTOP);
 	/* the host nodes' mounts are cloned here, in our mount namespace */
-	for (i = 0; i < sh->n; i++) {
-		struct hp_node *n = &sh->nodes[i];
-
-		n->tree_fd = -1;
-		n->tree_err = -ENOENT;
-		if (!n->host_path[0] || !sh->trees)
-			continue;
-		n->tree_fd = (int)syscall(SYS_open_tree, AT_FDCWD, n->host_path,
-					  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-		if (n->tree_fd < 0)
-			n->tree_err = -errno;
-	}
+	for (i = 0; i < sh->n; i++)
+		clone_host_node(&sh->nodes[i], sh->trees);
 	if (setns(mntns_fd, CLONE_NEWNS)) {
 		fail(sh, -1, "setns", -errno, "enter the container's mount namespace: %s", strerror(errno));
 		reply = 1;
