@@ -1229,6 +1229,38 @@ TEST(hotplug_concurrent_attach_and_detach_of_different_devices_lose_nothing)
 
 /* ---- 7. refusals ----------------------------------------------------------------- */
 
+/* Wait until child PID has joined its scratch cgroup (scratch_spawn()
+ * returns before) and, with NEWNS, has a mount namespace of its own: the
+ * harness itself may be in the root cgroup. A hang guard only. */
+static void wait_started(pid_t pid, bool newns)
+{
+	char path[64], line[4096], ns[64], own[64];
+	bool ready = false;
+
+	for (int i = 0; i < 10000 && !ready; i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+		f = fopen(path, "re");
+		CHECK(f != NULL);
+		while (fgets(line, sizeof(line), f) && strncmp(line, "0::", 3))
+			;
+		fclose(f);
+		ready = strncmp(line, "0::", 3) || strcmp(line, "0::/\n");
+		if (ready && newns) {
+			ssize_t a, b;
+
+			snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
+			a = readlink(path, ns, sizeof(ns) - 1);
+			b = readlink("/proc/self/ns/mnt", own, sizeof(own) - 1);
+			ready = a > 0 && b > 0 && (a != b || memcmp(ns, own, (size_t)a));
+		}
+		if (!ready)
+			usleep(1000);
+	}
+	CHECK_MSG(ready, "child %d did not start", (int)pid);
+}
+
 static int plain_child(void *arg)
 {
 	(void)arg;
@@ -1250,7 +1282,7 @@ TEST(hotplug_refuses_a_process_in_devcgs_own_mount_namespace)
 	CHECK(!scratch_devdir_create(host, sizeof(host), (const struct scratch_node[]){ { "fakegpu0", 'c', 240, 0 } }, 1));
 	pid = scratch_spawn(cg, plain_child, NULL);
 	CHECK(pid > 0);
-	usleep(50 * 1000);
+	wait_started(pid, false);
 	snprintf(host + strlen(host), sizeof(host) - strlen(host), "/fakegpu0");
 	d.host_path = host;
 	d.path = "/dev/devcg-test-never";
@@ -1289,7 +1321,7 @@ TEST(hotplug_refuses_a_container_whose_dev_is_the_hosts)
 	CHECK(!scratch_devdir_create(host, sizeof(host), (const struct scratch_node[]){ { "fakegpu0", 'c', 240, 0 } }, 1));
 	pid = scratch_spawn(cg, shared_dev_child, NULL);
 	CHECK(pid > 0);
-	usleep(50 * 1000);
+	wait_started(pid, true);
 	snprintf(host + strlen(host), sizeof(host) - strlen(host), "/fakegpu0");
 	snprintf(target, sizeof(target), "/dev/devcg-test-%s-never", scratch_tag());
 	d.host_path = host;
