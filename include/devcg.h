@@ -289,6 +289,9 @@ struct devcg_replace_opts {
 	 * entries had to be added or widened (0: it already allowed enough). */
 	char systemd_unit[256];
 	uint32_t systemd_entries;
+	/* Out: the cgroup as resolved, relative to the cgroup2 mount (as
+	 * devcg_state_cgroup() names it). */
+	char cgroup[4096];
 };
 
 /*

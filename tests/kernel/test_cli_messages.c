@@ -63,7 +63,7 @@ static const char *json_cgroup(const char *out, char *buf, size_t len)
 	return buf;
 }
 
-TEST(reset_and_show_name_a_cgroup_the_same_way_however_it_is_typed)
+TEST(every_verb_names_a_cgroup_as_show_does_however_it_is_typed)
 {
 	char cg[4096], typed[4200], args[8400], out[16384], err[4096], shown[4096], reset[4096];
 	const char *name;
@@ -76,6 +76,12 @@ TEST(reset_and_show_name_a_cgroup_the_same_way_however_it_is_typed)
 	snprintf(args, sizeof(args), "show -j '%s'", typed);
 	CHECK_INT(run(args, out, sizeof(out), err, sizeof(err)), 0);
 	json_cgroup(out, shown, sizeof(shown));
+	snprintf(args, sizeof(args), "replace -j '%s' 'allow a'", typed);
+	CHECK_INT(run(args, out, sizeof(out), err, sizeof(err)), 0);
+	CHECK_STR(json_cgroup(out, reset, sizeof(reset)), shown);
+	snprintf(args, sizeof(args), "deny -j '%s' 'c 1:9 w'", typed);
+	CHECK_INT(run(args, out, sizeof(out), err, sizeof(err)), 0);
+	CHECK_STR(json_cgroup(out, reset, sizeof(reset)), shown);
 	snprintf(args, sizeof(args), "reset -j '%s'", typed);
 	CHECK_INT(run(args, out, sizeof(out), err, sizeof(err)), 0);
 	json_cgroup(out, reset, sizeof(reset));

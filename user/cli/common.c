@@ -421,7 +421,8 @@ int cli_update(struct cli *cli, int argc, char **argv, uint8_t verb, const struc
 	}
 	devcg_rules_free(rules);
 	if (cli->json) {
-		json_t *o = json_pack("{s:o, s:o, s:I, s:I, s:o}", "cgroup", cli_text(argv[optind], (size_t)-1),
+		/* resolved, as show -j names it */
+		json_t *o = json_pack("{s:o, s:o, s:I, s:I, s:o}", "cgroup", cli_text(ro.cgroup, (size_t)-1),
 				      "rules", list, "prog_id", (json_int_t)ro.prog_id, "replaced_id",
 				      (json_int_t)ro.replaced_id, "systemd",
 				      cli_systemd_json(ro.systemd_unit, ro.systemd_entries));

@@ -112,7 +112,7 @@ static int run(struct cli *cli, int argc, char **argv)
 			ret = devcg_replace_both(cgroup, v1dir, policy, &ro, &err);
 		if (!ret && cli->json)
 			cli_print_json(json_pack("{s:o, s:I, s:I, s:I, s:b, s:o, s:o}", "cgroup",
-						 cli_text(cgroup, (size_t)-1), "prog_id",
+						 cli_text(ro.cgroup, (size_t)-1), "prog_id",
 						 (json_int_t)ro.prog_id, "replaced_id",
 						 (json_int_t)ro.replaced_id, "exceptions",
 						 (json_int_t)devcg_policy_count(policy), "audit", ro.audit,

@@ -538,6 +538,8 @@ int devcg_replace(const char *cgroup, const struct devcg_policy *policy,
 		ret = replace_resolved(&cg, policy, opts, err);
 	if (!ret)
 		ret = systemd_widen(&cg, policy, opts, true, err);
+	if (!ret && DEVCG_OPTS_HAS(opts, devcg_replace_opts, cgroup))
+		snprintf(opts->cgroup, sizeof(opts->cgroup), "%s", devcg_cgroup_rel(&cg));
 	devcg_cgroup_close(&cg);
 	return ret;
 }
@@ -741,6 +743,8 @@ int devcg_update_edit(const char *cgroup, devcg_policy_edit_fn edit, void *ctx,
 		memcpy(opts->systemd_unit, o.systemd_unit, sizeof(o.systemd_unit));
 		opts->systemd_entries = o.systemd_entries;
 	}
+	if (!ret && DEVCG_OPTS_HAS(opts, devcg_replace_opts, cgroup))
+		snprintf(opts->cgroup, sizeof(opts->cgroup), "%s", devcg_cgroup_rel(&cg));
 	devcg_cgroup_close(&cg);
 	return ret;
 }
