@@ -211,13 +211,14 @@ make_rootfs() {
 # rule of its own, README.md "Using devcg from a runtime"); its resources
 # deny everything (runc's defaults follow). With HOOK "hook", devcg's hook
 # runs at createRuntime with --runtime runc and the ARGs after it, and the
-# annotation io.devcg.rules grants the fake GPU rw.
+# annotation io.devcg.rules grants the fake GPU rw (the hook is given
+# --annotation-allow for it: an annotation may only narrow otherwise).
 start_runc() { # NAME hook|nohook [ARG...]
 	local name=$1 hook=$2 dir=$CTR_DIR/bundle-$1 args= a hooks=
 	shift 2
 	for a; do args="$args, \"$a\""; done
 	[ "$hook" = hook ] && hooks="\"hooks\": {\"createRuntime\": [{\"path\": \"/usr/bin/devcg\",
-	\"args\": [\"devcg\", \"oci-hook\", \"--runtime\", \"runc\"$args]}]},
+	\"args\": [\"devcg\", \"oci-hook\", \"--runtime\", \"runc\", \"--annotation-allow\", \"$CTR_RULES\"$args]}]},
 \"annotations\": {\"io.devcg.rules\": \"$CTR_RULES\"},"
 	make_rootfs || return 1
 	mkdir -p "$dir"

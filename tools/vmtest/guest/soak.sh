@@ -27,8 +27,11 @@ SOAK_PROPS=('DeviceAllow=/dev/null rw' 'AllowedCPUs=0-1' 'MemoryMax=512M' 'CPUWe
 # the unit's whole policy plus the fake GPU (as in systemd-v2.sh)
 SOAK_POLICY=('deny a' '/dev/null rwm' '/dev/zero rwm' '/dev/full rwm' '/dev/random rwm' '/dev/urandom rwm'
 	'/dev/null rw' "$FAKEGPU rw")
-# hooks.d for the podman control: the package's hook with --no-systemd
-SOAK_HOOKS=/usr/share/containers/oci/hooks.d
+# hooks.d: the package's hook with --annotation-allow for the fake GPU (as
+# README tells an operator: a copy of the package's entry, the devices the
+# annotation may add in its args); for the podman control, also --no-systemd
+SOAK_HOOKS_PKG=/usr/share/containers/oci/hooks.d
+SOAK_HOOKS=$CTR_DIR/hooks
 SOAK_HOOKS_NOSD=$CTR_DIR/hooks-no-systemd
 
 declare -A W_UNIT W_CG W_EXPECT W_GRANT W_STOP W_OWN
@@ -135,7 +138,11 @@ soak_runc_update() { # NAME
 
 t_soak=$SECONDS
 make_rootfs || fail soak_rootfs "cannot make the containers' root $CTR_ROOTFS"
-mkdir -p "$SOAK_HOOKS_NOSD"
+mkdir -p "$SOAK_HOOKS" "$SOAK_HOOKS_NOSD"
+sed "s/\"--runtime\", \"auto\"/\"--runtime\", \"auto\", \"--annotation-allow\", \"$CTR_RULES\"/" \
+	"$SOAK_HOOKS_PKG/devcg.json" > "$SOAK_HOOKS/devcg.json"
+grep -q -- --annotation-allow "$SOAK_HOOKS/devcg.json" ||
+	fail soak_hooks_d "the package's hooks.d entry has changed: no place for --annotation-allow"
 sed 's/"--runtime", "auto"/"--runtime", "auto", "--no-systemd"/' "$SOAK_HOOKS/devcg.json" > "$SOAK_HOOKS_NOSD/devcg.json"
 grep -q -- --no-systemd "$SOAK_HOOKS_NOSD/devcg.json" ||
 	info "the package's hooks.d entry has changed: the podman control runs with the systemd step"
