@@ -352,7 +352,7 @@ int devcg_filter_value(const struct devcg_policy *policy, bool audit, struct dev
 	struct devcg_exception *ex = malloc((n ? n : 1) * sizeof(*ex));
 	__u64 *tags = malloc((n ? n : 1) * sizeof(*tags));
 	struct devcg_policy_value *v = NULL;
-	struct devcg_entry *far;
+	struct devcg_entry *far, *rest;
 	unsigned int seg, present = 0, pass;
 	int ret;
 
@@ -371,20 +371,34 @@ int devcg_filter_value(const struct devcg_policy *policy, bool audit, struct dev
 						      ex[i].minor == DEVCG_ANY ? 0 : ex[i].minor);
 			}
 	others = n - k;
+	/* the exceptions no request can match, set aside so that EX is
+	 * freed before the table is filled: with EX, the count array and
+	 * the value all live at once, the heap grew past glibc's trim
+	 * threshold and was given back (and faulted in again) each call */
+	rest = malloc((others ? others : 1) * sizeof(*rest));
+	if (!rest) {
+		free(ex);
+		free(tags);
+		return -ENOMEM;
+	}
+	for (i = 0, others = 0; i < n; i++)
+		if (!matchable(&ex[i], &seg))
+			rest[others++] = (struct devcg_entry){ .type = ex[i].type, .major = ex[i].major,
+							       .minor = ex[i].minor, .access = ex[i].access };
+	free(ex);
 	memset(t, 0, sizeof(*t));
 	t->any_access[0] = t->any_access[1] = -1;
 	ret = fill_table(tags, k, others, &v, size, t);
 	free(tags);
 	if (ret) {
-		free(ex);
+		free(rest);
 		return ret;
 	}
 	far = (struct devcg_entry *)&v->slot[(size_t)1 << v->head.bits];
-	for (i = 0; i < n; i++)
-		if (!matchable(&ex[i], &seg))
-			far[v->head.others++] = (struct devcg_entry){ .type = ex[i].type, .major = ex[i].major,
-								      .minor = ex[i].minor, .access = ex[i].access };
-	free(ex);
+	if (others)
+		memcpy(far, rest, others * sizeof(*rest));
+	v->head.others = (__u32)others;
+	free(rest);
 	v->head.magic = DEVCG_MAGIC;
 	v->head.abi = DEVCG_ABI_VERSION;
 	v->head.default_allow = devcg_policy_default_allow(policy);
