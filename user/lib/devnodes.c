@@ -25,13 +25,6 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_pidfd_send_signal
-#define SYS_pidfd_send_signal 424
-#endif
-
 #define MAX_DEPTH 8
 #define MAX_ENTRIES 100000
 

@@ -10,6 +10,16 @@
 #include <stdint.h>
 #include <linux/capability.h>
 
+/* pidfd_open(2) and pidfd_send_signal(2) where the C library's headers
+ * predate them (the unified numbers, as on every architecture but alpha) */
+#include <sys/syscall.h>
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+
 /* Fill ERR (if any) with CODE and a printf-style message; returns CODE. */
 int devcg_err(struct devcg_error *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -29,13 +29,6 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_pidfd_send_signal
-#define SYS_pidfd_send_signal 424
-#endif
-
 /* Does the cgroup directory DIR hold process PID? */
 static bool holds_pid(const char *dir, int pid)
 {
