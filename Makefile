@@ -41,11 +41,11 @@ endif
 WARN     := -Wall -Wextra -Werror -Wno-missing-field-initializers -Wno-format-truncation
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -fPIC -fvisibility=hidden \
-	-Iinclude -Iuser/lib -Iuser/trace -Ibpf -I$(BUILD)
+	-Iinclude -Iuser/lib -Iuser/lib/integration -Iuser/trace -Ibpf -I$(BUILD)
 LDLIBS   := -lbpf -lelf -lz -ljansson -lsystemd -lyaml
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-LIB_SRCS := $(wildcard user/lib/*.c)
+LIB_SRCS := $(wildcard user/lib/*.c user/lib/*/*.c)
 CLI_SRCS := $(wildcard user/cli/*.c)
 # the trace is built into the CLI only (README: "devcg trace")
 TRACE_SRCS := $(wildcard user/trace/*.c)
@@ -54,7 +54,7 @@ SKELS    := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.skel.h)
 LIB_OBJS := $(LIB_SRCS:user/lib/%.c=$(BUILD)/lib/%.o)
 CLI_OBJS := $(CLI_SRCS:user/cli/%.c=$(BUILD)/cli/%.o)
 TRACE_OBJS := $(TRACE_SRCS:user/trace/%.c=$(BUILD)/trace/%.o)
-HEADERS  := include/devcg.h $(wildcard user/lib/*.h user/trace/*.h user/cli/*.h bpf/*.h)
+HEADERS  := include/devcg.h $(wildcard user/lib/*.h user/lib/*/*.h user/trace/*.h user/cli/*.h bpf/*.h)
 
 UNIT_SRCS   := tests/harness.c $(wildcard tests/unit/*.c)
 KERNEL_SRCS := tests/harness.c tests/scratch.c tests/probe.c tests/reader.c $(wildcard tests/kernel/*.c)
@@ -76,7 +76,7 @@ $(BUILD) $(BUILD)/lib $(BUILD)/trace $(BUILD)/cli $(BUILD)/tests $(BUILD)/asan:
 	$(Q)mkdir -p $@
 
 # BPF: clang -> object -> skeleton header embedded in the trace (the
-# device filter has no object: user/lib/program.c writes its instructions).
+# device filter has no object: user/lib/filter/program.c writes its instructions).
 # The running kernel's types, for the trace programs (CO-RE).
 $(BUILD)/vmlinux.h: | $(BUILD)
 	$(call msg,GEN,$@)
@@ -92,6 +92,7 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 
 $(BUILD)/lib/%.o: user/lib/%.c $(HEADERS) | $(BUILD)/lib
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(BUILD)/trace/%.o: user/trace/%.c $(HEADERS) $(SKELS) | $(BUILD)/trace
