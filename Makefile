@@ -41,7 +41,7 @@ endif
 WARN     := -Wall -Wextra -Werror -Wno-missing-field-initializers -Wno-format-truncation
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -fPIC -fvisibility=hidden \
-	-Iinclude -Iuser/lib -Iuser/lib/integration -Iuser/trace -Ibpf -I$(BUILD)
+	-Iinclude -Iuser/lib -Iuser/trace -Ibpf -I$(BUILD)
 LDLIBS   := -lbpf -lelf -lz -ljansson -lsystemd -lyaml
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 

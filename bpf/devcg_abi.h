@@ -45,7 +45,7 @@
 #define DEVCG_TAG_SEGMENT(tag) ((unsigned int)(((tag) >> 32) & 0xff) - 1)
 /*
  * Where a key lies is the writer's own business: each version's program is
- * written for its table (user/lib/program.c), with the multiplier of the
+ * written for its table (user/lib/filter/program.c), with the multiplier of the
  * hash it was filled under among its instructions, and a reader scans every
  * slot. The multipliers tried start from this one (2^32 / the golden
  * ratio).

@@ -3,7 +3,7 @@
  * The lock of devcg writers (issue "Hardening", 3): only root can hold it,
  * and waiting for it ends. An flock on the cgroup directory, which any
  * user may open, let anyone block devcg forever; devcg now locks a file
- * of its own under /run/devcg (user/lib/lock.c).
+ * of its own under /run/devcg (user/lib/live/lock.c).
  */
 #include "devcg.h"
 #include "harness.h"

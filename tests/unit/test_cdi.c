@@ -3,7 +3,7 @@
  * the spec directories' order, the fields of a device node, and errors
  * that say what is wrong. */
 #include "testutil.h"
-#include "hotplug.h"
+#include "integration/cdi.h"
 
 #include <jansson.h>
 #include <sys/stat.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * The filter's instructions (user/lib/program.c), run here by a small
+ * The filter's instructions (user/lib/filter/program.c), run here by a small
  * interpreter of the instructions they use, on every kind of request,
  * against devcg_policy_check(): the kernel tests prove the same on real
  * devices, this proves it for requests no device on the test machine

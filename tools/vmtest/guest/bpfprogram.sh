@@ -4,7 +4,7 @@
 # policy on a unit's cgroup, measured side by side (issue 13).
 #
 #  (b)  what devcg does: `devcg replace` swaps devcg's program in and widens
-#       the unit's runtime DeviceAllow= over D-Bus (user/lib/systemd.c);
+#       the unit's runtime DeviceAllow= over D-Bus (user/lib/live/systemd.c);
 #       systemd's own program stays attached beside it.
 #  (a1) devcg's program handed to systemd after devcg attached it:
 #       `devcg replace --no-systemd` (takes the place of systemd's program),

@@ -4,7 +4,7 @@
  * escaping of untrusted text in them; the capabilities a refused bpf(2)
  * call lacked; the size check of options structs.
  */
-#include "internal.h"
+#include "base/base.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -8,7 +8,7 @@
  * while this thread is inside such a call, warnings are kept for the
  * call's devcg_error; any other message goes to the hook installed before.
  */
-#include "internal.h"
+#include "base/base.h"
 
 #include <errno.h>
 #include <pthread.h>

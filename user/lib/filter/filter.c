@@ -12,7 +12,7 @@
  * far each shape's keys lie from their first slot) is for the program
  * alone, a reader scans every slot.
  */
-#include "internal.h"
+#include "filter/filter.h"
 #include "devcg_abi.h"
 
 #include <errno.h>

@@ -39,7 +39,7 @@
  * fp-8, fp-16 and fp-24 for the report of a denial, and goes to an exit
  * at the slot that decides.
  */
-#include "internal.h"
+#include "filter/filter.h"
 #include "devcg_abi.h"
 
 #include <errno.h>

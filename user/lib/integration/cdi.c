@@ -20,7 +20,7 @@
  * plain 0666 is octal) and turned into the same jansson tree as JSON, so
  * that one reader interprets both.
  */
-#include "hotplug.h"
+#include "cdi.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -12,7 +12,7 @@
  * answering blocks nothing), and directories entered only on /dev's own
  * file system, checked to be the one stat'ed.
  */
-#include "internal.h"
+#include "live/live.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -32,7 +32,8 @@
  * back) by another compare-and-swap, without that step, before the nodes'
  * undo: the unit already holds what is put back.
  */
-#include "hotplug.h"
+#include "cdi.h"
+#include "nodes.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -57,77 +58,6 @@
 #define DEVCG_HOTPLUG_OPTS_VALID(opts, err) DEVCG_OPTS_VALID(opts, devcg_hotplug_opts, no_systemd, err)
 _Static_assert(sizeof(struct devcg_hotplug_opts) == ((DEVCG_OPTS_END(devcg_hotplug_opts, no_systemd) + 7) & ~7ul),
 	       "a field added to struct devcg_hotplug_opts must be the one DEVCG_HOTPLUG_OPTS_VALID names");
-
-const char *hp_q(const char *s)
-{
-	static __thread char buf[8][1024];
-	static __thread unsigned int next;
-	char *b = buf[next++ % 8];
-
-	return devcg_quote(b, sizeof(buf[0]), s ? s : "", (size_t)-1);
-}
-
-/* ---- the item list -------------------------------------------------------- */
-
-static void item_free(struct hp_item *it)
-{
-	free(it->host_path);
-	free(it->path);
-	free(it->cdi);
-	free(it->kind);
-	free(it->note);
-}
-
-void hp_list_truncate(struct hp_list *l, size_t n)
-{
-	while (l->n > n)
-		item_free(&l->v[--l->n]);
-}
-
-void hp_list_free(struct hp_list *l)
-{
-	hp_list_truncate(l, 0);
-	free(l->v);
-	memset(l, 0, sizeof(*l));
-}
-
-static char *dup_or_null(const char *s, bool *fail)
-{
-	char *d = s ? strdup(s) : NULL;
-
-	if (s && !d)
-		*fail = true;
-	return d;
-}
-
-int hp_list_add(struct hp_list *l, const struct hp_item *it)
-{
-	struct hp_item *c;
-	bool fail = false;
-
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 16;
-		struct hp_item *v = realloc(l->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
-	c = &l->v[l->n];
-	*c = *it;
-	c->host_path = dup_or_null(it->host_path, &fail);
-	c->path = dup_or_null(it->path, &fail);
-	c->cdi = dup_or_null(it->cdi, &fail);
-	c->kind = dup_or_null(it->kind, &fail);
-	c->note = dup_or_null(it->note, &fail);
-	if (fail) {
-		item_free(c);
-		return -ENOMEM;
-	}
-	l->n++;
-	return 0;
-}
 
 /* ---- the container ------------------------------------------------------- */
 
@@ -428,7 +358,7 @@ static int collect(const struct devcg_hotplug_device *devices, size_t count,
 				a->note = b->note;
 				b->note = NULL;
 			}
-			item_free(b);
+			hp_item_free(b);
 			memmove(b, b + 1, (items->n - k - 1) * sizeof(*b));
 			items->n--;
 		}
@@ -1337,10 +1267,10 @@ static int make_result(struct call *c, bool attach, struct devcg_error *err)
 		if (it->probe)
 			continue;
 		c->r->count++;
-		e->host_path = dup_or_null(it->host_path, &fail);
-		e->path = dup_or_null(it->path, &fail);
-		e->cdi = dup_or_null(it->cdi, &fail);
-		e->note = dup_or_null(c->notes[i], &fail);
+		e->host_path = hp_dup_or_null(it->host_path, &fail);
+		e->path = hp_dup_or_null(it->path, &fail);
+		e->cdi = hp_dup_or_null(it->cdi, &fail);
+		e->note = hp_dup_or_null(c->notes[i], &fail);
 		e->type = it->known ? it->type : nd->seen_fmt == S_IFBLK ? DEVCG_BLOCK : DEVCG_CHAR;
 		e->major = it->known ? it->major : nd->seen_major;
 		e->minor = it->known ? it->minor : nd->seen_minor;

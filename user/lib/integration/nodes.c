@@ -40,7 +40,7 @@
  * The parent and the child share the node table (a shared mapping) and
  * step through it with one-byte commands over a socket pair.
  */
-#include "hotplug.h"
+#include "nodes.h"
 
 #include <errno.h>
 #include <fcntl.h>

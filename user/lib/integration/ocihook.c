@@ -15,7 +15,7 @@
  * alive afterwards, so the cgroup read is that process's (a pid number is
  * only reused after its process is gone).
  */
-#include "internal.h"
+#include "live/live.h"
 
 #include <errno.h>
 #include <fcntl.h>

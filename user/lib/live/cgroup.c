@@ -5,7 +5,7 @@
  * can be reached through a bind mount or from inside a cgroup namespace,
  * where its path says nothing about its place in the hierarchy.
  */
-#include "internal.h"
+#include "live/live.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -18,6 +18,7 @@
 #include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <unistd.h>
+#include <linux/bpf.h>
 #include <linux/magic.h>
 
 /* Deeper than any hierarchy anyone builds; bounds a walk up. */
@@ -693,4 +694,13 @@ int devcg_proc_cgroup(int pid, char *rel, size_t len, char *v1, size_t v1len,
 	if (ret)
 		return devcg_err(err, ret, "process %d is in no cgroup v2 cgroup", pid);
 	return 0;
+}
+
+uint32_t devcg_mode_of(uint32_t attach_flags)
+{
+	if (attach_flags & BPF_F_ALLOW_MULTI)
+		return DEVCG_MODE_MULTI;
+	if (attach_flags & BPF_F_ALLOW_OVERRIDE)
+		return DEVCG_MODE_OVERRIDE;
+	return DEVCG_MODE_EXCLUSIVE;
 }

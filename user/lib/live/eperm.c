@@ -5,7 +5,7 @@
  * ancestors (kernel/bpf/cgroup.c, __cgroup_bpf_attach() and
  * hierarchy_allows_attach()), which no capability overrides.
  */
-#include "internal.h"
+#include "live/live.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,7 +7,7 @@
  * no other user can hold it (an flock on the cgroup directory, which
  * anyone may open, could be held forever by anyone). Waiting is bounded.
  */
-#include "internal.h"
+#include "live/live.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -5,7 +5,7 @@
  * policies of ours, read back from the programs themselves, and those of
  * systemd's, read from their units.
  */
-#include "internal.h"
+#include "live/live.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,7 +7,7 @@
  * compare-and-swap); in override and exclusive modes, attaching replaces
  * the one program in place.
  */
-#include "internal.h"
+#include "live/live.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -34,15 +34,6 @@ struct attached {
 static const char *why(int code)
 {
 	return devcg_why(code, DEVCG_CAPS_FILTER);
-}
-
-uint32_t devcg_mode_of(uint32_t attach_flags)
-{
-	if (attach_flags & BPF_F_ALLOW_MULTI)
-		return DEVCG_MODE_MULTI;
-	if (attach_flags & BPF_F_ALLOW_OVERRIDE)
-		return DEVCG_MODE_OVERRIDE;
-	return DEVCG_MODE_EXCLUSIVE;
 }
 
 static void attached_close(struct attached *a)

@@ -27,7 +27,7 @@
  * (DEVICE_MAJOR_VALID/DEVICE_MINOR_VALID: 12 and 20 bits) widen to the
  * class rule. A default-allow policy widens to char-* and block-*.
  */
-#include "internal.h"
+#include "live/live.h"
 
 #include <errno.h>
 #include <pthread.h>

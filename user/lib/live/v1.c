@@ -6,7 +6,7 @@
  * default-deny cgroup but only "a *:* rwm" for a default-allow one
  * (devcgroup_seq_show() in security/device_cgroup.c).
  */
-#include "internal.h"
+#include "live/live.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -5,7 +5,7 @@
  * array of LinuxDeviceCgroup objects. jansson parses; this file maps the
  * objects to rules and points errors at the offending line and column.
  */
-#include "internal.h"
+#include "rules/rules.h"
 
 #include <errno.h>
 #include <jansson.h>

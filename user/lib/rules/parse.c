@@ -5,7 +5,7 @@
  * (src/core/load-fragment.c, cgroup.c, bpf-devices.c): device paths,
  * char-NAME and block-NAME. OCI JSON lives in oci.c.
  */
-#include "internal.h"
+#include "rules/rules.h"
 
 #include <errno.h>
 #include <fnmatch.h>

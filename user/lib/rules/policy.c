@@ -4,7 +4,7 @@
  * security/device_cgroup.c: devcgroup_update_access() for writes,
  * devcgroup_legacy_check_permission() for decisions.
  */
-#include "internal.h"
+#include "rules/rules.h"
 
 #include <errno.h>
 #include <stdlib.h>

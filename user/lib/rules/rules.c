@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* The ordered rule list, and the canonical text of one rule. */
-#include "internal.h"
+#include "rules/rules.h"
 
 #include <errno.h>
 #include <stdio.h>

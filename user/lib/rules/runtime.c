@@ -41,7 +41,7 @@
  * differs. A request with no access bits (access(2) on a node) follows the
  * v1 semantics, where the runtimes' chains may differ.
  */
-#include "internal.h"
+#include "rules/rules.h"
 
 #include <errno.h>
 #include <stdio.h>

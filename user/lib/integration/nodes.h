@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/* The container side of a hot-plug (nodes.c): a child in the container's
+ * mount namespace makes, looks at and removes the nodes. Not part of the
+ * public API. */
+#ifndef DEVCG_NODES_H
+#define DEVCG_NODES_H
+
+#include "hotplug.h"
+
+enum hp_state {
+	HP_ABSENT = 1, /* nothing at the path */
+	HP_SAME,       /* the device node wanted (numbers, and mode and owner where set) */
+	HP_DIFFERS,    /* the same device, another mode or owner */
+	HP_OTHER_DEV,  /* a node of another device */
+	HP_NOT_DEV,    /* something else: a file, a directory, a symlink */
+	HP_BAD_PATH,   /* a symbolic link or a non-directory on the way there */
+};
+
+enum hp_done {
+	HP_DID_MADE = 1, HP_DID_BOUND, HP_DID_REPLACED, HP_DID_RACED, /* attach */
+	HP_DID_REMOVED, HP_DID_UNMOUNTED,                            /* detach */
+};
+
+/* One node as the child sees it, in memory shared with the parent. */
+struct hp_node {
+	/* from the parent */
+	char path[PATH_MAX];      /* in the container */
+	char host_path[PATH_MAX]; /* "" if none */
+	uint32_t fmt;             /* S_IFCHR or S_IFBLK; 0: any device (detach) */
+	uint32_t major, minor;
+	uint32_t mode, uid, gid;  /* the node to make */
+	uint8_t set;              /* which of mode, uid, gid must match */
+	bool work;                /* make it (attach) or remove it (detach) */
+	bool bind;                /* attach: bind-mount the host node */
+	/* from the child's look */
+	int state;                /* enum hp_state */
+	bool nodev;               /* its directory cannot hold a usable node */
+	bool mounted;             /* the path is a mount point (a bound node) */
+	uint32_t seen_fmt, seen_major, seen_minor, seen_mode, seen_uid, seen_gid;
+	uint64_t dir_dev;         /* st_dev of its directory (or nearest ancestor) */
+	int seen_errno;           /* HP_BAD_PATH: why */
+	/* what the child did */
+	int done;                 /* enum hp_done, 0: nothing */
+	int dirs_at;              /* offset in path of the first directory made; 0: none */
+	char aside[64];           /* temporary name of a node set aside (same directory) */
+	char tmp[64];             /* the temporary name of the node being made */
+	int tree_err;             /* why tree_fd is -1 (negative errno) */
+	char tree_why[160];       /* why tree_fd is -1, in words */
+	/* the child's own bookkeeping */
+	int tree_fd;
+	bool tmp_made, file_made, mount_made, exchanged;
+	struct stat made_st;      /* the node (or mount point) made: its inode */
+	uint64_t mnt_id;          /* the mount made (0: unknown) */
+};
+
+struct hp_shared {
+	int n;
+	int err;           /* negative errno of the failed step */
+	int failed;        /* the node it failed at, or -1 */
+	char step[16];     /* "mkdir", "mknod", ... */
+	char msg[512];
+	char fail_at[16];  /* testing: fail at this step */
+	/* clone the host nodes' mounts (for bind mounts): only when needed,
+	 * since dropping an unused clone waits for an RCU grace period
+	 * (fs/namespace.c, namespace_unlock()) */
+	bool trees;
+	struct hp_node nodes[];
+};
+
+struct hp_child {
+	pid_t pid;
+	int sock;
+	struct hp_shared *sh;
+	size_t size;
+};
+
+/*
+ * Start the child: it opens what it needs in our mount namespace, enters
+ * the mount namespace MNTNS_FD and the root ROOT_FD of the container, and
+ * looks at each node (state, nodev, mounted, seen_*). hp_child_alloc()
+ * sets up the shared table of N nodes, for the caller to fill before.
+ */
+int hp_child_alloc(struct hp_child *c, int n, struct devcg_error *err);
+int hp_child_start(struct hp_child *c, int mntns_fd, int root_fd, struct devcg_error *err);
+/* Commands: 'M' make the work nodes (attach; on failure the child undoes
+ * its own; on success it drops the nodes it replaced), 'R' remove the work
+ * nodes (detach; undone on failure), then 'C' commit (drop what was set
+ * aside) or 'U' undo. The child ends after 'M', 'C', 'U' or a failure. */
+int hp_child_cmd(struct hp_child *c, char cmd, struct devcg_error *err);
+/* End the child (after 'C' or 'U') and free everything. */
+void hp_child_stop(struct hp_child *c);
+
+#endif
