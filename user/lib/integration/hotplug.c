@@ -32,7 +32,7 @@
  * back) by another compare-and-swap, without that step, before the nodes'
  * undo: the unit already holds what is put back.
  */
-#include "cdi.h"
+#include "hotplug_steps.h"
 #include "nodes.h"
 
 #include <dirent.h>
@@ -52,942 +52,11 @@
 #include <unistd.h>
 #include <linux/nsfs.h>
 
-#define MAX_HOLDERS 64
 
 /* The last field of struct devcg_hotplug_opts (see DEVCG_OPTS_VALID). */
 #define DEVCG_HOTPLUG_OPTS_VALID(opts, err) DEVCG_OPTS_VALID(opts, devcg_hotplug_opts, no_systemd, err)
 _Static_assert(sizeof(struct devcg_hotplug_opts) == ((DEVCG_OPTS_END(devcg_hotplug_opts, no_systemd) + 7) & ~7ul),
 	       "a field added to struct devcg_hotplug_opts must be the one DEVCG_HOTPLUG_OPTS_VALID names");
-
-/* ---- the container ------------------------------------------------------- */
-
-struct target {
-	int32_t pid;
-	int mntns_fd, root_fd;
-	bool other_userns;    /* its mount namespace is another user namespace's */
-	char cgroup[4096];    /* absolute */
-	char rel[4096];       /* relative to the cgroup2 mount */
-	char v1[4096];        /* hybrid host: its v1 devices cgroup ("" when none) */
-};
-
-static void target_close(struct target *t)
-{
-	if (t->mntns_fd >= 0)
-		close(t->mntns_fd);
-	if (t->root_fd >= 0)
-		close(t->root_fd);
-	t->mntns_fd = t->root_fd = -1;
-}
-
-/* A process of the cgroup at PATH or below (depth first): its pid, or 0. */
-static int32_t pid_in(const char *path, int depth)
-{
-	char file[4200], buf[64];
-	int32_t pid = 0;
-	FILE *f;
-	DIR *d;
-	struct dirent *e;
-
-	snprintf(file, sizeof(file), "%s/cgroup.procs", path);
-	f = fopen(file, "re");
-	if (f) {
-		if (fgets(buf, sizeof(buf), f))
-			pid = (int32_t)strtol(buf, NULL, 10);
-		fclose(f);
-	}
-	if (pid > 0 || depth > 16 || !(d = opendir(path)))
-		return pid;
-	while (!pid && (e = readdir(d))) {
-		if (e->d_type != DT_DIR || e->d_name[0] == '.')
-			continue;
-		snprintf(file, sizeof(file), "%s/%s", path, e->d_name);
-		pid = pid_in(file, depth + 1);
-	}
-	closedir(d);
-	return pid;
-}
-
-/* Is REL (of a process) the cgroup CG or one below it? */
-static bool under(const char *rel, const char *cg)
-{
-	size_t n = strlen(cg);
-
-	return !strcmp(cg, "/") || (!strncmp(rel, cg, n) && (rel[n] == '\0' || rel[n] == '/'));
-}
-
-static int same_userns(int mntns_fd, bool *other)
-{
-	struct stat a, b;
-	int fd = ioctl(mntns_fd, NS_GET_USERNS);
-
-	*other = false;
-	if (fd < 0)
-		return -errno;
-	if (!fstat(fd, &a) && !stat("/proc/self/ns/user", &b))
-		*other = a.st_ino != b.st_ino || a.st_dev != b.st_dev;
-	close(fd);
-	return 0;
-}
-
-static bool same_mntns(int32_t pid)
-{
-	char path[64];
-	struct stat a, b;
-
-	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
-	return !stat(path, &a) && !stat("/proc/self/ns/mnt", &b) && a.st_ino == b.st_ino &&
-	       a.st_dev == b.st_dev;
-}
-
-static int target_open(const char *cgroup, int32_t pid, struct target *t, struct devcg_error *err)
-{
-	struct devcg_cgroup cg = { .fd = -1 };
-	char rel[4096] = "", v1[4096], path[64];
-	int ret;
-
-	memset(t, 0, sizeof(*t));
-	t->mntns_fd = t->root_fd = -1;
-	if (!cgroup && pid <= 0)
-		return devcg_err(err, -EINVAL, "no container: give a cgroup or a process");
-	if (pid > 0) {
-		ret = devcg_proc_cgroup(pid, rel, sizeof(rel), v1, sizeof(v1), err);
-		if (ret)
-			return ret;
-		if (!cgroup && !strcmp(rel, "/"))
-			return devcg_err(err, -EPERM, "process %d is in the root cgroup: devcg never "
-					 "attaches a program there", (int)pid);
-	}
-	ret = devcg_cgroup_resolve(cgroup ? cgroup : rel[0] == '/' ? rel + 1 : rel, DEVCG_RESOLVE_WRITE,
-				   &cg, err);
-	if (!ret) {
-		snprintf(t->cgroup, sizeof(t->cgroup), "%s", devcg_cgroup_path(&cg));
-		snprintf(t->rel, sizeof(t->rel), "%s", devcg_cgroup_rel(&cg));
-	}
-	devcg_cgroup_close(&cg);
-	if (ret)
-		return ret;
-	if (!strcmp(t->rel, "/"))
-		return devcg_err(err, -EINVAL, "%s is the root cgroup, not a container's",
-				 pid > 0 ? "the process's cgroup" : hp_q(cgroup));
-	if (pid > 0 && cgroup && !under(rel, t->rel))
-		return devcg_err(err, -EINVAL, "process %d is in %s, not in %s", (int)pid, hp_q(rel), hp_q(t->rel));
-	if (pid <= 0) {
-		pid = pid_in(t->cgroup, 0);
-		if (pid <= 0)
-			return devcg_err(err, -ESRCH, "%s has no process to take the mount namespace "
-					 "from: give one with -p PID", hp_q(t->rel));
-		ret = devcg_proc_cgroup(pid, rel, sizeof(rel), v1, sizeof(v1), err);
-		if (ret)
-			return ret;
-	}
-	if (!ret && same_mntns(pid))
-		return devcg_err(err, -EINVAL, "process %d shares devcg's own mount namespace: it is "
-				 "not in a container, and its nodes are the host's", (int)pid);
-	/* a hybrid host: its v1 devices cgroup decides too, and gets the
-	 * permission with v2's (v1_perms()) */
-	if (v1[0] && (ret = devcg_v1_of_pid(pid, true, t->v1, sizeof(t->v1), err)) < 0)
-		return ret;
-	t->pid = pid;
-	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
-	t->mntns_fd = open(path, O_RDONLY | O_CLOEXEC);
-	snprintf(path, sizeof(path), "/proc/%d/root", (int)pid);
-	t->root_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (t->mntns_fd < 0 || t->root_fd < 0) {
-		ret = devcg_err(err, -errno, "process %d: cannot open its mount namespace and root: %s",
-				(int)pid, strerror(errno));
-		target_close(t);
-		return ret;
-	}
-	/* it is still the process of that cgroup (not a new one with its pid) */
-	ret = devcg_proc_cgroup(pid, rel, sizeof(rel), v1, sizeof(v1), err);
-	if (!ret && !under(rel, t->rel))
-		ret = devcg_err(err, -ESRCH, "process %d left %s", (int)pid, hp_q(t->rel));
-	if (!ret && same_userns(t->mntns_fd, &t->other_userns))
-		t->other_userns = false; /* no NS_GET_USERNS (before 4.9): assume the same */
-	if (ret)
-		target_close(t);
-	return ret;
-}
-
-/* ---- the devices of a call -------------------------------------------------- */
-
-/* PATH made canonical in OUT: absolute, no "." or ".." or empty component. */
-static int clean_path(const char *path, char *out, size_t len, struct devcg_error *err)
-{
-	size_t o = 0;
-	const char *p = path;
-
-	if (!path || path[0] != '/')
-		return devcg_err(err, -EINVAL, "'%s': a container path must be absolute", hp_q(path));
-	while (*p) {
-		const char *start, *end;
-
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		start = p;
-		end = strchr(p, '/');
-		if (!end)
-			end = p + strlen(p);
-		if ((end - start == 1 && start[0] == '.') || (end - start == 2 && !strncmp(start, "..", 2)))
-			return devcg_err(err, -EINVAL, "'%s': no '.' or '..' in a container path", hp_q(path));
-		if (o + 1 + (size_t)(end - start) + 64 >= len)
-			return devcg_err(err, -ENAMETOOLONG, "'%s': too long", hp_q(path));
-		out[o++] = '/';
-		memcpy(out + o, start, (size_t)(end - start));
-		o += (size_t)(end - start);
-		p = end;
-	}
-	if (!o)
-		return devcg_err(err, -EINVAL, "'%s' is not a path for a device node", hp_q(path));
-	out[o] = '\0';
-	return 0;
-}
-
-static char type_char(uint8_t type)
-{
-	return type == DEVCG_BLOCK ? 'b' : 'c';
-}
-
-/* Fill in what the host node says: numbers (unless known), mode and owner
- * (unless set). Attach needs a host node or known numbers. */
-static int host_info(struct hp_item *it, bool attach, struct devcg_error *err)
-{
-	struct stat st;
-
-	if (!it->host_path || stat(it->host_path, &st)) {
-		int code = it->host_path ? -errno : -ENOENT;
-
-		if (attach && !it->known && !it->probe)
-			return devcg_err(err, code, "%s: %s", hp_q(it->host_path ? it->host_path : it->path),
-					 strerror(-code));
-		/* a node made from a spec's numbers alone: as runtimes default it */
-		if (!(it->set & DEVCG_HOTPLUG_SET_MODE))
-			it->mode = 0666;
-		if (attach && !it->probe) {
-			free(it->host_path);
-			it->host_path = NULL;
-		}
-		return 0;
-	}
-	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode)) {
-		if (it->probe)
-			return 0;
-		return devcg_err(err, -EINVAL, "%s is not a device node", hp_q(it->host_path));
-	}
-	if (!it->known) {
-		it->known = true;
-		it->type = S_ISBLK(st.st_mode) ? DEVCG_BLOCK : DEVCG_CHAR;
-		it->major = major(st.st_rdev);
-		it->minor = minor(st.st_rdev);
-	}
-	if (!(it->set & DEVCG_HOTPLUG_SET_MODE))
-		it->mode = st.st_mode & 07777;
-	if (!(it->set & DEVCG_HOTPLUG_SET_UID))
-		it->uid = st.st_uid;
-	if (!(it->set & DEVCG_HOTPLUG_SET_GID))
-		it->gid = st.st_gid;
-	return 0;
-}
-
-/* The items of a call: DEVICES, then the CDI devices' nodes (with the other
- * devices of their specs as probes, for detach); one item per path. */
-static int collect(const struct devcg_hotplug_device *devices, size_t count,
-		   const struct devcg_hotplug_opts *opts, bool attach, struct hp_list *items,
-		   struct devcg_error *err)
-{
-	const char *const *cdi = DEVCG_OPT(opts, devcg_hotplug_opts, cdi, NULL);
-	const char *const *dirs = DEVCG_OPT(opts, devcg_hotplug_opts, cdi_spec_dirs, NULL);
-	uint8_t access = DEVCG_OPT(opts, devcg_hotplug_opts, access, 0);
-	size_t i, k;
-	int ret = 0;
-
-	if (access & ~DEVCG_ACC_ALL)
-		return devcg_err(err, -EINVAL, "bad access 0x%x", access);
-	for (i = 0; i < count; i++) {
-		struct hp_item it = { 0 };
-
-		if (!devices[i].host_path)
-			return devcg_err(err, -EINVAL, "device %zu has no host path", i);
-		if (devices[i].access & ~DEVCG_ACC_ALL)
-			return devcg_err(err, -EINVAL, "%s: bad access 0x%x", hp_q(devices[i].host_path),
-					 devices[i].access);
-		it.host_path = (char *)devices[i].host_path;
-		it.path = (char *)(devices[i].path ? devices[i].path : devices[i].host_path);
-		it.access = devices[i].access ? devices[i].access : access ? access : DEVCG_ACC_ALL;
-		it.set = devices[i].set & 7;
-		it.mode = devices[i].mode & 07777;
-		it.uid = devices[i].uid;
-		it.gid = devices[i].gid;
-		if (hp_list_add(items, &it))
-			return devcg_err(err, -ENOMEM, "out of memory");
-	}
-	ret = hp_cdi_resolve(cdi, dirs, !attach, items, err);
-	for (i = 0; !ret && i < items->n; i++) {
-		struct hp_item *it = &items->v[i];
-		char clean[PATH_MAX];
-
-		ret = clean_path(it->path, clean, sizeof(clean), err);
-		if (!ret) {
-			free(it->path);
-			it->path = strdup(clean);
-			ret = it->path ? 0 : devcg_err(err, -ENOMEM, "out of memory");
-		}
-		if (!ret)
-			ret = host_info(it, attach, err);
-	}
-	/* one item per path: the same device twice merges, two devices conflict */
-	for (i = 0; !ret && i < items->n; i++) {
-		for (k = i + 1; k < items->n;) {
-			struct hp_item *a = &items->v[i], *b = &items->v[k];
-
-			if (strcmp(a->path, b->path) || a->probe != b->probe) {
-				k++;
-				continue;
-			}
-			if (a->known && b->known &&
-			    (a->type != b->type || a->major != b->major || a->minor != b->minor))
-				return devcg_err(err, -EINVAL, "%s is named twice, for %c %u:%u and %c %u:%u",
-						 hp_q(a->path), type_char(a->type), a->major, a->minor,
-						 type_char(b->type), b->major, b->minor);
-			a->access |= b->access;
-			a->no_access &= b->no_access;
-			a->common &= b->common;
-			if (!a->note) {
-				a->note = b->note;
-				b->note = NULL;
-			}
-			hp_item_free(b);
-			memmove(b, b + 1, (items->n - k - 1) * sizeof(*b));
-			items->n--;
-		}
-	}
-	if (!ret && items->n > HP_MAX_NODES)
-		ret = devcg_err(err, -E2BIG, "%zu device nodes in one command (at most %d)", items->n,
-				HP_MAX_NODES);
-	if (!ret && !items->n)
-		ret = devcg_err(err, -EINVAL, "no device given");
-	/* What attach takes, detach must be able to take back: detach also
-	 * looks at the other devices of the CDI specs, and those count. */
-	if (!ret && attach && cdi && cdi[0]) {
-		struct hp_list back = { 0 };
-
-		ret = collect(devices, count, opts, false, &back, err);
-		hp_list_free(&back);
-		if (ret == -E2BIG)
-			devcg_err_wrap(err, ret, "refused: detach could not take these devices back, since it "
-				       "also looks at the other devices of their CDI specs");
-	}
-	return ret;
-}
-
-/* ---- the permission --------------------------------------------------------- */
-
-struct perm {
-	uint8_t type;
-	uint32_t major, minor;
-	uint8_t access;    /* attach: asked */
-	uint8_t action;    /* enum devcg_hotplug_permission */
-	uint8_t before;    /* the own exception's access before the swap */
-	bool default_allow;
-	char note[160];
-};
-
-struct perms {
-	struct perm *v;
-	size_t n;
-	bool changed; /* the last edit changed the policy (a swap followed) */
-};
-
-static struct perm *perm_of(struct perms *ps, uint8_t type, uint32_t major, uint32_t minor)
-{
-	for (size_t i = 0; i < ps->n; i++)
-		if (ps->v[i].type == type && ps->v[i].major == major && ps->v[i].minor == minor)
-			return &ps->v[i];
-	return NULL;
-}
-
-static void exception_text(const struct devcg_exception *ex, char *buf, size_t len)
-{
-	char acc[4] = "";
-	int n = 0;
-
-	if (ex->access & DEVCG_ACC_READ)
-		acc[n++] = 'r';
-	if (ex->access & DEVCG_ACC_WRITE)
-		acc[n++] = 'w';
-	if (ex->access & DEVCG_ACC_MKNOD)
-		acc[n++] = 'm';
-	acc[n] = '\0';
-	if (ex->major == DEVCG_ANY && ex->minor == DEVCG_ANY)
-		snprintf(buf, len, "%c *:* %s", type_char(ex->type), acc);
-	else if (ex->major == DEVCG_ANY)
-		snprintf(buf, len, "%c *:%u %s", type_char(ex->type), ex->minor, acc);
-	else if (ex->minor == DEVCG_ANY)
-		snprintf(buf, len, "%c %u:* %s", type_char(ex->type), ex->major, acc);
-	else
-		snprintf(buf, len, "%c %u:%u %s", type_char(ex->type), ex->major, ex->minor, acc);
-}
-
-static int apply(struct devcg_policy *p, uint8_t verb, const struct perm *k, uint8_t access,
-		 struct devcg_error *err)
-{
-	struct devcg_rule r = { .verb = verb, .type = k->type, .access = access, .major = k->major,
-				.minor = k->minor };
-
-	return devcg_policy_apply(p, &r, err);
-}
-
-static int edit_attach(struct devcg_policy *p, void *ctx, struct devcg_error *err)
-{
-	struct perms *ps = ctx;
-	bool changed = false;
-	int ret;
-
-	for (size_t i = 0; i < ps->n; i++) {
-		struct perm *k = &ps->v[i];
-		struct devcg_exception key = { .type = k->type, .major = k->major, .minor = k->minor }, by;
-		bool decided = false;
-		char text[64];
-
-		k->before = devcg_policy_access_of(p, &key);
-		k->default_allow = devcg_policy_default_allow(p);
-		k->note[0] = '\0';
-		if (devcg_policy_check(p, k->type, k->major, k->minor, k->access, &by, &decided) == 1) {
-			k->action = DEVCG_PERM_ALREADY;
-			if (decided)
-				exception_text(&by, text, sizeof(text));
-			snprintf(k->note, sizeof(k->note), "allowed already by %s", decided ? text :
-				 "the policy's default (allow)");
-			continue;
-		}
-		/* on default allow the device's own exception is a deny: an
-		 * allow would drop it, and detach, which never adds a deny
-		 * (it cannot tell a deny attach dropped from none), would
-		 * leave the device allowed */
-		if (k->default_allow && k->before) {
-			struct devcg_exception own = key;
-
-			own.access = k->before;
-			exception_text(&own, text, sizeof(text));
-			return devcg_err(err, -EPERM, "%c %u:%u is denied by the policy's own exception "
-					 "'%s' (the policy allows by default): attach does not drop a deny, "
-					 "which detach could not put back; drop it with 'devcg allow' first",
-					 type_char(k->type), k->major, k->minor, text);
-		}
-		ret = apply(p, DEVCG_VERB_ALLOW, k, k->access, err);
-		if (ret)
-			return ret;
-		if (devcg_policy_check(p, k->type, k->major, k->minor, k->access, &by, &decided) != 1) {
-			exception_text(&by, text, sizeof(text));
-			/* v1 trims only the exception with exactly this key */
-			return devcg_err(err, -EPERM, "%c %u:%u cannot be allowed alone: the policy allows "
-					 "by default and denies %s, which an allow of one device does not "
-					 "lift", type_char(k->type), k->major, k->minor, decided ? text : "it");
-		}
-		k->action = DEVCG_PERM_ADDED;
-		changed = true;
-	}
-	ps->changed = changed;
-	return changed ? 0 : 1;
-}
-
-/* Take back what edit_attach() added, by key: the access it merged into an
- * allow exception, or gave back from a deny one. */
-static int edit_undo(struct devcg_policy *p, void *ctx, struct devcg_error *err)
-{
-	struct perms *ps = ctx;
-	bool changed = false;
-	int ret;
-
-	for (size_t i = 0; i < ps->n; i++) {
-		struct perm *k = &ps->v[i];
-		uint8_t bits;
-
-		if (k->action != DEVCG_PERM_ADDED || devcg_policy_default_allow(p) != k->default_allow)
-			continue;
-		bits = k->default_allow ? (uint8_t)(k->before & k->access) : (uint8_t)(k->access & ~k->before);
-		if (!bits)
-			continue;
-		ret = apply(p, DEVCG_VERB_DENY, k, bits, err);
-		if (ret)
-			return ret;
-		changed = true;
-	}
-	ps->changed = changed;
-	return changed ? 0 : 1;
-}
-
-/* Put back what edit_detach() removed, by key: the access of the own
- * exception before it (a detach removes only on default deny). */
-static int edit_redo(struct devcg_policy *p, void *ctx, struct devcg_error *err)
-{
-	struct perms *ps = ctx;
-	bool changed = false;
-	int ret;
-
-	for (size_t i = 0; i < ps->n; i++) {
-		struct perm *k = &ps->v[i];
-
-		if (k->action != DEVCG_PERM_REMOVED || devcg_policy_default_allow(p) != k->default_allow)
-			continue;
-		ret = apply(p, DEVCG_VERB_ALLOW, k, k->before, err);
-		if (ret)
-			return ret;
-		changed = true;
-	}
-	ps->changed = changed;
-	return changed ? 0 : 1;
-}
-
-static const char *acc_text(uint8_t access, char buf[4])
-{
-	int n = 0;
-
-	if (access & DEVCG_ACC_READ)
-		buf[n++] = 'r';
-	if (access & DEVCG_ACC_WRITE)
-		buf[n++] = 'w';
-	if (access & DEVCG_ACC_MKNOD)
-		buf[n++] = 'm';
-	buf[n] = '\0';
-	return buf;
-}
-
-static int edit_detach(struct devcg_policy *p, void *ctx, struct devcg_error *err)
-{
-	static const uint8_t one[3] = { DEVCG_ACC_READ, DEVCG_ACC_WRITE, DEVCG_ACC_MKNOD };
-	struct perms *ps = ctx;
-	bool changed = false;
-	int ret;
-
-	for (size_t i = 0; i < ps->n; i++) {
-		struct perm *k = &ps->v[i];
-		struct devcg_exception key = { .type = k->type, .major = k->major, .minor = k->minor }, by;
-		uint8_t left = 0;
-		bool decided = false, by_default = false;
-		char text[64] = "", acc[4];
-
-		k->before = devcg_policy_access_of(p, &key);
-		k->default_allow = devcg_policy_default_allow(p);
-		k->note[0] = '\0';
-		k->action = DEVCG_PERM_NONE;
-		/* on default deny an exception allows; on default allow it denies,
-		 * and a detach never adds a deny */
-		if (!k->default_allow && k->before) {
-			ret = apply(p, DEVCG_VERB_DENY, k, DEVCG_ACC_ALL, err);
-			if (ret)
-				return ret;
-			k->action = DEVCG_PERM_REMOVED;
-			changed = true;
-		}
-		for (int b = 0; b < 3; b++) {
-			bool d = false;
-
-			if (devcg_policy_check(p, k->type, k->major, k->minor, one[b], &by, &d) != 1)
-				continue;
-			left |= one[b];
-			if (d && !decided)
-				exception_text(&by, text, sizeof(text));
-			decided |= d;
-			by_default |= !d;
-		}
-		if (!left)
-			continue;
-		if (k->action != DEVCG_PERM_REMOVED)
-			k->action = DEVCG_PERM_STILL_ALLOWED;
-		snprintf(k->note, sizeof(k->note), "still allowed (%s) by %s%s", acc_text(left, acc),
-			 decided ? text : "", by_default ? (decided ? " and the default" :
-							    "the policy's default (allow); detach adds no deny") : "");
-	}
-	ps->changed = changed;
-	return changed ? 0 : 1;
-}
-
-struct swap_out {
-	bool swapped;
-	bool others; /* programs not devcg's were detached (--force) */
-	uint32_t prog_id, replaced_id;
-	char systemd_unit[256];
-	uint32_t systemd_entries;
-};
-
-/* The permission swap of a call: the edit over the keys, by compare-and-
- * swap, with the systemd step of devcg_update() (swap.c). IO says whether
- * the swap was made when the systemd step after it failed; an undo (IO's
- * no_widen) has no systemd step: the unit holds what it puts back. */
-static int swap_perms(const struct target *t, const struct devcg_hotplug_opts *opts,
-		      devcg_policy_edit_fn edit, struct perms *ps, bool inject, struct swap_out *out,
-		      struct devcg_edit_io *io, struct devcg_error *err)
-{
-	DEVCG_OPTS(devcg_replace_opts, ro);
-	const char *fail_at = DEVCG_OPT(opts, devcg_hotplug_opts, fail_at, NULL);
-	int ret;
-
-	ro.force = DEVCG_OPT(opts, devcg_hotplug_opts, force, false);
-	ro.no_systemd = DEVCG_OPT(opts, devcg_hotplug_opts, no_systemd, false);
-	/* the swap's own fault point: after the new filter is loaded */
-	if (inject && fail_at && !strcmp(fail_at, "swap"))
-		ro.fail_at = "attach";
-	/* the systemd step's: after the swap */
-	if (inject && fail_at && !strcmp(fail_at, "systemd"))
-		ro.fail_at = "systemd";
-	ret = devcg_update_edit(t->cgroup, edit, ps, &ro, io, err);
-	if (!ret && out) {
-		out->swapped = io->swapped;
-		out->others = io->others_replaced;
-		out->prog_id = ro.prog_id;
-		out->replaced_id = ro.replaced_id;
-		memcpy(out->systemd_unit, ro.systemd_unit, sizeof(out->systemd_unit));
-		out->systemd_entries = ro.systemd_entries;
-	}
-	return ret;
-}
-
-/*
- * A hybrid host: the v1 devices cgroup of the container decides every open
- * too, so the permission step changes it first, by the same EDIT on the
- * policy its devices.list shows, moved there by devcg_replace_v1() (which
- * never takes away what both allow). A default-allow cgroup hides its
- * denies: there attach writes each key to devices.allow (which lifts a
- * deny of exactly that key) and detach writes nothing (it adds no deny).
- * *BEFORE (may be NULL) keeps what to put back, when it can be known.
- */
-static int v1_perms(const struct target *t, devcg_policy_edit_fn edit, const struct perms *ps,
-		    struct devcg_policy **before, struct devcg_error *err)
-{
-	struct devcg_policy *cur = NULL, *next = NULL;
-	struct perms copy = { .n = ps->n };
-	bool complete = false;
-	int ret;
-
-	if (before)
-		*before = NULL;
-	if (!t->v1[0] || !ps->n)
-		return 0;
-	ret = devcg_v1_read(t->v1, &cur, &complete, err);
-	if (ret)
-		return ret;
-	if (!complete) {
-		for (size_t i = 0; !ret && edit == edit_attach && i < ps->n; i++) {
-			struct devcg_rule r = { .verb = DEVCG_VERB_ALLOW, .type = ps->v[i].type,
-						.access = ps->v[i].access, .major = ps->v[i].major,
-						.minor = ps->v[i].minor };
-
-			ret = devcg_update_v1(t->v1, &r, err);
-		}
-		goto out;
-	}
-	copy.v = malloc(ps->n * sizeof(*copy.v));
-	next = devcg_policy_dup(cur);
-	if (!copy.v || !next) {
-		ret = devcg_err(err, -ENOMEM, "out of memory");
-		goto out;
-	}
-	memcpy(copy.v, ps->v, ps->n * sizeof(*copy.v));
-	ret = edit(next, &copy, err);
-	if (ret == 0)
-		ret = devcg_replace_v1(t->v1, next, err);
-	if (ret > 0)
-		ret = 0; /* no change, or a moment devcg_replace_v1() reports */
-	if (!ret && before) {
-		*before = cur;
-		cur = NULL;
-	}
-out:
-	if (ret)
-		devcg_err_wrap(err, ret, "the cgroup v1 devices cgroup %s", hp_q(t->v1));
-	free(copy.v);
-	devcg_policy_free(next);
-	devcg_policy_free(cur);
-	return ret;
-}
-
-/* Put the v1 devices cgroup back to BEFORE (NULL: nothing to do); 0 or a
- * message in ERR. Frees BEFORE. */
-static int v1_put_back(const struct target *t, struct devcg_policy *before, struct devcg_error *err)
-{
-	int ret = before ? devcg_replace_v1(t->v1, before, err) : 0;
-
-	devcg_policy_free(before);
-	return ret < 0 ? ret : 0;
-}
-
-/* ---- holders ---------------------------------------------------------------- */
-
-/*
- * The open files of the container's processes that are device nodes,
- * found without touching their file systems: a file on a FUSE mount whose
- * server stopped answering blocks a stat() for ever (fuse_getattr() asks
- * the server), after detach made its changes. So each fd is looked at
- * with statx(AT_STATX_DONT_SYNC) -- the attributes the kernel has, no
- * request to the file system (fs/fuse/dir.c, fuse_update_get_attr()) --
- * and in a child that the caller waits for HOLDERS_TIMEOUT_MS at most,
- * then kills: a file system that blocks anyway costs a few seconds and a
- * note, not the command.
- */
-#define HOLDERS_TIMEOUT_MS 5000
-#define MAX_OPEN_DEVS 4096
-
-struct open_dev {
-	int32_t pid, fd;
-	uint8_t type;
-	uint32_t major, minor;
-	char comm[16];
-};
-
-struct holders {
-	struct devcg_hotplug_holder *v;
-	size_t n;
-};
-
-struct open_devs {
-	struct open_dev *v;
-	size_t n;
-	bool incomplete; /* the scan did not end in time (or failed) */
-};
-
-/* In the child: the entries of the directory DFD, by getdents64 (no
- * malloc after a fork of a threaded caller); FN(DFD, name, d_type, arg) for
- * each but "." and "..". */
-static void each_entry(int dfd, void (*fn)(int, const char *, unsigned char, void *), void *arg)
-{
-	char buf[8192];
-	long n;
-
-	while ((n = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0) {
-		for (long off = 0; off < n;) {
-			struct {
-				uint64_t ino;
-				int64_t off;
-				unsigned short reclen;
-				unsigned char type;
-				char name[];
-			} *d = (void *)(buf + off);
-
-			off += d->reclen;
-			if (strcmp(d->name, ".") && strcmp(d->name, ".."))
-				fn(dfd, d->name, d->type, arg);
-		}
-	}
-}
-
-struct scan {
-	int out;        /* the pipe to the parent */
-	int32_t pid;
-	char comm[16];
-	size_t sent;
-	int level;      /* of the cgroup scanned, below the container's */
-};
-
-static void scan_fd(int dfd, const char *name, unsigned char type, void *arg)
-{
-	struct scan *sc = arg;
-	struct open_dev d = { .pid = sc->pid };
-	struct statx stx;
-
-	(void)type;
-	if (sc->sent >= MAX_OPEN_DEVS ||
-	    statx(dfd, name, AT_STATX_DONT_SYNC, STATX_TYPE, &stx) || !(stx.stx_mask & STATX_TYPE) ||
-	    !(S_ISCHR(stx.stx_mode) || S_ISBLK(stx.stx_mode)))
-		return;
-	d.fd = (int32_t)strtol(name, NULL, 10);
-	d.type = S_ISBLK(stx.stx_mode) ? DEVCG_BLOCK : DEVCG_CHAR;
-	d.major = stx.stx_rdev_major;
-	d.minor = stx.stx_rdev_minor;
-	memcpy(d.comm, sc->comm, sizeof(d.comm));
-	if (write(sc->out, &d, sizeof(d)) == (ssize_t)sizeof(d))
-		sc->sent++;
-}
-
-static void scan_pid(struct scan *sc, int32_t pid)
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	sc->pid = pid;
-	memset(sc->comm, 0, sizeof(sc->comm));
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
-		n = read(fd, sc->comm, sizeof(sc->comm) - 1);
-		sc->comm[n > 0 ? n : 0] = '\0';
-		sc->comm[strcspn(sc->comm, "\n")] = '\0';
-		close(fd);
-	}
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return;
-	each_entry(fd, scan_fd, sc);
-	close(fd);
-}
-
-static void scan_cgroup(int cgfd, struct scan *sc);
-
-static void scan_sub(int dfd, const char *name, unsigned char type, void *arg)
-{
-	struct scan *sc = arg;
-	int fd;
-
-	if (type != DT_DIR || sc->sent >= MAX_OPEN_DEVS)
-		return;
-	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	scan_cgroup(fd, sc);
-	close(fd);
-}
-
-/* The processes of the cgroup CGFD and below (16 levels at most). */
-static void scan_cgroup(int cgfd, struct scan *sc)
-{
-	char buf[4096], *p, *nl;
-	size_t have = 0;
-	ssize_t n;
-	int fd = openat(cgfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
-
-	if (fd >= 0) {
-		while ((n = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0) {
-			have += (size_t)n;
-			buf[have] = '\0';
-			for (p = buf; (nl = strchr(p, '\n')); p = nl + 1) {
-				*nl = '\0';
-				scan_pid(sc, (int32_t)strtol(p, NULL, 10));
-			}
-			have = strlen(p);
-			memmove(buf, p, have);
-		}
-		close(fd);
-	}
-	if (sc->level > 16)
-		return;
-	sc->level++;
-	each_entry(cgfd, scan_sub, sc);
-	sc->level--;
-}
-
-/*
- * The device nodes the processes of the cgroup CG (absolute) and below
- * hold open, read from a scanning process within HOLDERS_TIMEOUT_MS. The
- * scanner is a grandchild, not waited for: a process in a FUSE request the
- * server has read waits it out even after SIGKILL (fs/fuse/dev.c,
- * request_wait_answer()), so a wait for it could be for ever. It sends its
- * pid first, to be killed if it is late; a scan stuck for good ends when
- * its file system does, or at its next write (SIGPIPE). With STOP (a
- * testing aid), it stops itself first, as a scan stuck would.
- */
-static void open_devs_read(const char *cg, bool stop, struct open_devs *od)
-{
-	struct timespec t0, t;
-	struct open_dev d;
-	int p[2], status;
-	size_t got = 0;
-	pid_t pid, scanner = 0;
-
-	memset(od, 0, sizeof(*od));
-	od->incomplete = true;
-	if (pipe2(p, O_CLOEXEC))
-		return;
-	pid = fork();
-	if (pid < 0) {
-		close(p[0]);
-		close(p[1]);
-		return;
-	}
-	if (pid == 0) {
-		struct scan sc = { .out = p[1] };
-		pid_t self;
-		int fd;
-
-		close(p[0]);
-		/* the scanner is the grandchild: the caller waits only for us */
-		pid = fork();
-		if (pid != 0)
-			_exit(pid < 0);
-		self = getpid();
-		if (write(p[1], &self, sizeof(self)) != (ssize_t)sizeof(self))
-			_exit(1);
-		if (stop)
-			raise(SIGSTOP);
-		fd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd >= 0)
-			scan_cgroup(fd, &sc);
-		/* the end: a record of pid 0 */
-		memset(&d, 0, sizeof(d));
-		if (fd < 0 || write(p[1], &d, sizeof(d)) != (ssize_t)sizeof(d))
-			_exit(1);
-		_exit(0);
-	}
-	close(p[1]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		struct pollfd pf = { .fd = p[0], .events = POLLIN };
-		size_t want = scanner ? sizeof(d) : sizeof(scanner);
-		char *into = scanner ? (char *)&d : (char *)&scanner;
-		long left;
-		ssize_t n;
-
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		left = HOLDERS_TIMEOUT_MS - ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
-		if (left <= 0 || (poll(&pf, 1, (int)left) < 0 && errno != EINTR))
-			break;
-		if (!pf.revents)
-			continue;
-		n = read(p[0], into + got, want - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-		if (got < want)
-			continue;
-		got = 0;
-		if (into == (char *)&scanner)
-			continue;
-		if (!d.pid) {
-			od->incomplete = false;
-			break;
-		}
-		if (od->n < MAX_OPEN_DEVS) {
-			struct open_dev *more = realloc(od->v, (od->n + 1) * sizeof(*more));
-
-			if (more) {
-				od->v = more;
-				od->v[od->n++] = d;
-			}
-		}
-	}
-	close(p[0]);
-	/* late: stuck in a file system, or stopped */
-	if (od->incomplete && scanner > 0)
-		kill(scanner, SIGKILL);
-}
-
-/* The holders of the device TYPE MAJOR:MINOR among OD. */
-static void holders_of(const struct open_devs *od, uint8_t type, uint32_t maj, uint32_t min,
-		       struct holders *h)
-{
-	for (size_t i = 0; i < od->n && h->n < MAX_HOLDERS; i++) {
-		const struct open_dev *d = &od->v[i];
-		struct devcg_hotplug_holder *more;
-
-		if (d->type != type || d->major != maj || d->minor != min)
-			continue;
-		more = realloc(h->v, (h->n + 1) * sizeof(*h->v));
-		if (!more)
-			break;
-		h->v = more;
-		memset(&h->v[h->n], 0, sizeof(h->v[h->n]));
-		h->v[h->n].pid = d->pid;
-		h->v[h->n].fd = d->fd;
-		memcpy(h->v[h->n].comm, d->comm, sizeof(h->v[h->n].comm));
-		h->v[h->n].comm[sizeof(h->v[h->n].comm) - 1] = '\0';
-		h->n++;
-	}
-}
 
 /* ---- the result ------------------------------------------------------------- */
 
@@ -1056,7 +125,7 @@ struct call {
 static void call_free(struct call *c)
 {
 	hp_child_stop(&c->child);
-	target_close(&c->t);
+	hp_target_close(&c->t);
 	for (size_t i = 0; c->notes && i < c->items.n; i++)
 		free(c->notes[i]);
 	free(c->notes);
@@ -1152,9 +221,9 @@ static int call_start(struct call *c, const char *cgroup, const struct devcg_hot
 	c->child.sock = c->child.pid = -1;
 	if ((ret = DEVCG_HOTPLUG_OPTS_VALID(opts, err)))
 		return ret;
-	ret = collect(devices, count, opts, attach, &c->items, err);
+	ret = hp_collect(devices, count, opts, attach, &c->items, err);
 	if (!ret)
-		ret = target_open(cgroup, DEVCG_OPT(opts, devcg_hotplug_opts, pid, 0), &c->t, err);
+		ret = hp_target_open(cgroup, DEVCG_OPT(opts, devcg_hotplug_opts, pid, 0), &c->t, err);
 	if (!ret && (!(c->notes = calloc(c->items.n, sizeof(*c->notes))) ||
 		     !(c->kept = calloc(c->items.n, sizeof(*c->kept)))))
 		ret = devcg_err(err, -ENOMEM, "out of memory");
@@ -1218,7 +287,7 @@ static int call_restart_with_trees(struct call *c, struct devcg_error *err)
 
 static int add_perm(struct call *c, const struct hp_item *it)
 {
-	struct perm *k = perm_of(&c->perms, it->type, it->major, it->minor), *more;
+	struct perm *k = hp_perm_of(&c->perms, it->type, it->major, it->minor), *more;
 
 	if (k) {
 		k->access |= it->access;
@@ -1322,7 +391,7 @@ static int attach_plan(struct call *c, uint8_t method, bool force, struct devcg_
 			return devcg_err(err, -EEXIST, "%s is in the container a node of another device, "
 					 "%c %u:%u, not %c %u:%u: left alone (force replaces it)", hp_q(n->path),
 					 n->seen_fmt == S_IFBLK ? 'b' : 'c', n->seen_major, n->seen_minor,
-					 type_char(it->type), it->major, it->minor);
+					 hp_type_char(it->type), it->major, it->minor);
 		if (n->state == HP_BAD_PATH)
 			return devcg_err(err, -n->seen_errno, "%s: %s in the container (devcg follows no "
 					 "symbolic link there)", hp_q(n->path), n->seen_errno == ELOOP ?
@@ -1399,14 +468,14 @@ int devcg_attach(const char *cgroup, const struct devcg_hotplug_device *devices,
 	if (ret)
 		goto out;
 	/* first the v1 devices cgroup (hybrid hosts), put back if a later step fails */
-	ret = v1_perms(&c.t, edit_attach, &c.perms, &v1_before, err);
+	ret = hp_v1_perms(&c.t, hp_edit_attach, &c.perms, &v1_before, err);
 	if (ret)
 		goto out;
-	ret = swap_perms(&c.t, opts, edit_attach, &c.perms, true, &c.swap, &io, err);
+	ret = hp_swap_perms(&c.t, opts, hp_edit_attach, &c.perms, true, &c.swap, &io, err);
 	if (ret && !io.swapped) {
 		struct devcg_error e2 = { 0 };
 
-		if (v1_put_back(&c.t, v1_before, &e2))
+		if (hp_v1_put_back(&c.t, v1_before, &e2))
 			devcg_err_wrap(err, ret, "the permission swap on %s failed, and putting the cgroup "
 				       "v1 devices cgroup back failed (%s)", hp_q(c.t.rel), e2.msg);
 		else
@@ -1429,10 +498,10 @@ int devcg_attach(const char *cgroup, const struct devcg_hotplug_device *devices,
 		const char *others = io.others_replaced ? " (but the device programs not devcg's that "
 				     "--force replaced stay replaced)" : "";
 		/* both layers are put back, whatever the other one does */
-		int r1 = v1_put_back(&c.t, v1_before, &e1);
+		int r1 = hp_v1_put_back(&c.t, v1_before, &e1);
 
 		v1_before = NULL;
-		if (swap_perms(&c.t, opts, edit_undo, &c.perms, false, NULL, &uio, &e2))
+		if (hp_swap_perms(&c.t, opts, hp_edit_undo, &c.perms, false, NULL, &uio, &e2))
 			devcg_err_wrap(err, ret, "%s failed, and taking the permission back failed too (%s): "
 				       "the policy allows the devices, and no node was made", step, e2.msg);
 		else if (r1)
@@ -1449,7 +518,7 @@ int devcg_attach(const char *cgroup, const struct devcg_hotplug_device *devices,
 		const struct hp_item *it = &c.items.v[i];
 		const struct hp_node *n = &c.child.sh->nodes[i];
 		struct devcg_hotplug_entry *en = (struct devcg_hotplug_entry *)&c.r->entries[e];
-		const struct perm *k = it->no_access ? NULL : perm_of(&c.perms, it->type, it->major, it->minor);
+		const struct perm *k = it->no_access ? NULL : hp_perm_of(&c.perms, it->type, it->major, it->minor);
 		char text[256] = "";
 
 		en->node = n->done == HP_DID_MADE ? DEVCG_NODE_MADE : n->done == HP_DID_BOUND ? DEVCG_NODE_BOUND
@@ -1557,7 +626,7 @@ static int detach_plan(struct call *c, struct devcg_error *err)
 	/* a key that a kept node still needs is not taken */
 	for (i = 0; i < c->items.n; i++) {
 		const struct hp_item *it = &c->items.v[i];
-		struct perm *k = c->kept[i] && it->known ? perm_of(&c->perms, it->type, it->major, it->minor)
+		struct perm *k = c->kept[i] && it->known ? hp_perm_of(&c->perms, it->type, it->major, it->minor)
 							   : NULL;
 
 		if (k)
@@ -1602,16 +671,16 @@ int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
 		goto out;
 	}
 	/* first the v1 devices cgroup (hybrid hosts), put back if the swap fails */
-	ret = v1_perms(&c.t, edit_detach, &c.perms, &v1_before, err);
+	ret = hp_v1_perms(&c.t, hp_edit_detach, &c.perms, &v1_before, err);
 	if (!ret)
-		ret = swap_perms(&c.t, opts, edit_detach, &c.perms, true, &c.swap, &io, err);
+		ret = hp_swap_perms(&c.t, opts, hp_edit_detach, &c.perms, true, &c.swap, &io, err);
 	if (ret && io.swapped) {
 		/* the systemd step after the swap failed: the permission is put
 		 * back (both layers), then the nodes */
 		struct devcg_edit_io uio = { .no_widen = true };
 		struct devcg_error e2 = { 0 };
 
-		if (swap_perms(&c.t, opts, edit_redo, &c.perms, false, NULL, &uio, &e2)) {
+		if (hp_swap_perms(&c.t, opts, hp_edit_redo, &c.perms, false, NULL, &uio, &e2)) {
 			/* nodes and permission are both taken: as a detach leaves them */
 			devcg_policy_free(v1_before);
 			hp_child_cmd(&c.child, 'C', NULL);
@@ -1620,7 +689,7 @@ int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
 				       "the permission taken back", hp_q(c.t.rel), e2.msg);
 			goto out;
 		}
-		if (v1_put_back(&c.t, v1_before, &v1_err))
+		if (hp_v1_put_back(&c.t, v1_before, &v1_err))
 			devcg_err_wrap(err, ret, "the systemd step after the permission swap on %s failed; the "
 				       "permission is back on cgroup v2, but putting the cgroup v1 devices cgroup "
 				       "%s back failed (%s)", hp_q(c.t.rel), hp_q(c.t.v1), v1_err.msg);
@@ -1633,7 +702,7 @@ int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
 				       "nodes and the permission are as before", hp_q(c.t.rel));
 		goto out;
 	}
-	if (ret && v1_put_back(&c.t, v1_before, &v1_err))
+	if (ret && hp_v1_put_back(&c.t, v1_before, &v1_err))
 		devcg_err_wrap(err, ret, "the cgroup v1 devices cgroup %s could not be put back (%s)",
 			       hp_q(c.t.v1), v1_err.msg);
 	else if (!ret)
@@ -1652,7 +721,7 @@ int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
 	hp_child_cmd(&c.child, 'C', NULL);
 	ret = make_result(&c, false, err);
 	if (!ret)
-		open_devs_read(c.t.cgroup, fail_at && !strcmp(fail_at, "stop-holders"), &open);
+		hp_open_devs_read(c.t.cgroup, fail_at && !strcmp(fail_at, "stop-holders"), &open);
 	for (i = 0, e = 0; !ret && i < c.items.n; i++) {
 		const struct hp_item *it = &c.items.v[i];
 		const struct hp_node *n = &c.child.sh->nodes[i];
@@ -1663,7 +732,7 @@ int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
 		if (it->probe)
 			continue;
 		en = (struct devcg_hotplug_entry *)&c.r->entries[e++];
-		k = it->no_access || !it->known || c.kept[i] ? NULL : perm_of(&c.perms, it->type, it->major,
+		k = it->no_access || !it->known || c.kept[i] ? NULL : hp_perm_of(&c.perms, it->type, it->major,
 									       it->minor);
 		en->node = c.kept[i] ? DEVCG_NODE_KEPT : n->done == HP_DID_REMOVED || n->done == HP_DID_UNMOUNTED
 			   ? DEVCG_NODE_REMOVED : n->state == HP_ABSENT ? DEVCG_NODE_ABSENT : DEVCG_NODE_KEPT;
@@ -1674,7 +743,7 @@ int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
 		if (c.kept[i] || !it->known)
 			continue;
 		memset(&h, 0, sizeof(h));
-		holders_of(&open, it->type, it->major, it->minor, &h);
+		hp_holders_of(&open, it->type, it->major, it->minor, &h);
 		en->holders = h.v;
 		en->nholders = h.n;
 		if (open.incomplete) {

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * The steps of a hot-plug call, each in its own file, that hotplug.c
+ * puts in order: the container (hotplug_target.c), the devices of the
+ * call (hotplug_devices.c), the permission (hotplug_perm.c), the holders
+ * of a device (hotplug_holders.c). Not part of the public API.
+ */
+#ifndef DEVCG_HOTPLUG_STEPS_H
+#define DEVCG_HOTPLUG_STEPS_H
+
+#include "hotplug.h"
+
+/* ---- hotplug_target.c ---- */
+
+struct target {
+	int32_t pid;
+	int mntns_fd, root_fd;
+	bool other_userns;    /* its mount namespace is another user namespace's */
+	char cgroup[4096];    /* absolute */
+	char rel[4096];       /* relative to the cgroup2 mount */
+	char v1[4096];        /* hybrid host: its v1 devices cgroup ("" when none) */
+};
+
+int hp_target_open(const char *cgroup, int32_t pid, struct target *t, struct devcg_error *err);
+void hp_target_close(struct target *t);
+
+/* ---- hotplug_devices.c ---- */
+
+char hp_type_char(uint8_t type);
+/* The items of a call: DEVICES, then the CDI devices' nodes (with the other
+ * devices of their specs as probes, for detach); one item per path. */
+int hp_collect(const struct devcg_hotplug_device *devices, size_t count,
+		   const struct devcg_hotplug_opts *opts, bool attach, struct hp_list *items,
+		   struct devcg_error *err);
+
+/* ---- hotplug_perm.c ---- */
+
+struct perm {
+	uint8_t type;
+	uint32_t major, minor;
+	uint8_t access;    /* attach: asked */
+	uint8_t action;    /* enum devcg_hotplug_permission */
+	uint8_t before;    /* the own exception's access before the swap */
+	bool default_allow;
+	char note[160];
+};
+
+struct perms {
+	struct perm *v;
+	size_t n;
+	bool changed; /* the last edit changed the policy (a swap followed) */
+};
+
+struct swap_out {
+	bool swapped;
+	bool others; /* programs not devcg's were detached (--force) */
+	uint32_t prog_id, replaced_id;
+	char systemd_unit[256];
+	uint32_t systemd_entries;
+};
+
+struct perm *hp_perm_of(struct perms *ps, uint8_t type, uint32_t major, uint32_t minor);
+int hp_edit_attach(struct devcg_policy *p, void *ctx, struct devcg_error *err);
+/* Take back what hp_edit_attach() added, by key: the access it merged into an
+ * allow exception, or gave back from a deny one. */
+int hp_edit_undo(struct devcg_policy *p, void *ctx, struct devcg_error *err);
+/* Put back what hp_edit_detach() removed, by key: the access of the own
+ * exception before it (a detach removes only on default deny). */
+int hp_edit_redo(struct devcg_policy *p, void *ctx, struct devcg_error *err);
+int hp_edit_detach(struct devcg_policy *p, void *ctx, struct devcg_error *err);
+/* The permission swap of a call: the edit over the keys, by compare-and-
+ * swap, with the systemd step of devcg_update() (swap.c). IO says whether
+ * the swap was made when the systemd step after it failed; an undo (IO's
+ * no_widen) has no systemd step: the unit holds what it puts back. */
+int hp_swap_perms(const struct target *t, const struct devcg_hotplug_opts *opts,
+		      devcg_policy_edit_fn edit, struct perms *ps, bool inject, struct swap_out *out,
+		      struct devcg_edit_io *io, struct devcg_error *err);
+/*
+ * A hybrid host: the v1 devices cgroup of the container decides every open
+ * too, so the permission step changes it first, by the same EDIT on the
+ * policy its devices.list shows, moved there by devcg_replace_v1() (which
+ * never takes away what both allow). A default-allow cgroup hides its
+ * denies: there attach writes each key to devices.allow (which lifts a
+ * deny of exactly that key) and detach writes nothing (it adds no deny).
+ * *BEFORE (may be NULL) keeps what to put back, when it can be known.
+ */
+int hp_v1_perms(const struct target *t, devcg_policy_edit_fn edit, const struct perms *ps,
+		    struct devcg_policy **before, struct devcg_error *err);
+/* Put the v1 devices cgroup back to BEFORE (NULL: nothing to do); 0 or a
+ * message in ERR. Frees BEFORE. */
+int hp_v1_put_back(const struct target *t, struct devcg_policy *before, struct devcg_error *err);
+
+/* ---- hotplug_holders.c ---- */
+
+/* How long a scan of the open files may take (hotplug_holders.c). */
+#define HOLDERS_TIMEOUT_MS 5000
+
+struct open_dev {
+	int32_t pid, fd;
+	uint8_t type;
+	uint32_t major, minor;
+	char comm[16];
+};
+
+struct holders {
+	struct devcg_hotplug_holder *v;
+	size_t n;
+};
+
+struct open_devs {
+	struct open_dev *v;
+	size_t n;
+	bool incomplete; /* the scan did not end in time (or failed) */
+};
+
+/*
+ * The device nodes the processes of the cgroup CG (absolute) and below
+ * hold open, read from a scanning process within HOLDERS_TIMEOUT_MS. The
+ * scanner is a grandchild, not waited for: a process in a FUSE request the
+ * server has read waits it out even after SIGKILL (fs/fuse/dev.c,
+ * request_wait_answer()), so a wait for it could be for ever. It sends its
+ * pid first, to be killed if it is late; a scan stuck for good ends when
+ * its file system does, or at its next write (SIGPIPE). With STOP (a
+ * testing aid), it stops itself first, as a scan stuck would.
+ */
+void hp_open_devs_read(const char *cg, bool stop, struct open_devs *od);
+/* The holders of the device TYPE MAJOR:MINOR among OD. */
+void hp_holders_of(const struct open_devs *od, uint8_t type, uint32_t maj, uint32_t min,
+		       struct holders *h);
+
+#endif
