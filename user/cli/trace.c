@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "internal.h"
 #include "trace.h"
+#include "trace_cli.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -17,45 +18,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
-enum only { ONLY_ALL, ONLY_GAP, ONLY_REVOKE, ONLY_WRITES, ONLY_DENIALS };
-
-struct session {
-	struct cli *cli;
-	struct devcg_tracer *tracer;
-	struct devcg_cgpaths *paths;
-	struct devcg_gaps *gaps;
-	struct devcg_revokes *revokes;
-	uint64_t start_ns;
-	enum only only;
-	long pid;
-	const char *comm;
-	const char *cgroup; /* --cgroup, relative to its hierarchy's root */
-	char cgroup_rel[4096];
-	/* what was shown, and what was seen (all cgroups and processes) */
-	uint64_t counts[7], seen[7];
-	/* events wait here until they are REORDER_NS old, so that those of
-	 * the two rings and the audit rings are handled in time order */
-	struct pending *pending;
-	size_t npending, cap;
-	/* programs to follow once the ring buffer is not being read */
-	uint32_t follow[64];
-	int nfollow;
-	struct devcg_trace_losses lost;
-};
-
-#define REORDER_NS 20000000ull
-
-struct pending {
-	uint64_t ts;
-	bool audit;
-	union {
-		struct devcg_trace_event ev;
-		struct devcg_audit_event a;
-	};
-};
-
-enum { N_WRITE, N_BPF, N_OPEN, N_DEVICE, N_GAP, N_REVOKE, N_TOTAL };
-static const char *const type_names[] = { "cgroup_write", "bpf_prog_change", "open_denied",
+const char *const trace_type_names[] = { "cgroup_write", "bpf_prog_change", "open_denied",
 					  "device_denied", "gap", "revoke" };
 
 static volatile sig_atomic_t stop;
@@ -66,7 +29,7 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-static uint64_t mono_ns(void)
+uint64_t trace_mono_ns(void)
 {
 	struct timespec ts;
 
@@ -90,28 +53,9 @@ static const char *tsafe(const char *s, size_t n)
 }
 #define TSAFE(s) tsafe((s), (size_t)-1)
 
-/* Is PATH (relative to its hierarchy) FILTER or below it? */
-static bool under(const char *path, const char *filter)
-{
-	size_t n;
-
-	if (!filter)
-		return true;
-	if (!path)
-		return false;
-	n = strlen(filter);
-	while (n > 1 && filter[n - 1] == '/')
-		n--;
-	return !strncmp(path, filter, n) && (path[n] == '\0' || path[n] == '/' || n == 1);
-}
-
-/* May a filter attached at PATH deny the traced cgroup's opens, or those
- * of its descendants? Only the audit rings of those are read: another
- * cgroup's denials and losses are not this trace's to report, nor to take
- * from another reader of that ring. */
 static bool related(struct session *s, const char *path)
 {
-	return !s->cgroup || under(path, s->cgroup) || under(s->cgroup, path);
+	return devcg_trace_related(s->cgroup, path);
 }
 
 static bool keep(struct session *s, enum only kind, uint32_t pid, const char *comm,
@@ -123,7 +67,7 @@ static bool keep(struct session *s, enum only kind, uint32_t pid, const char *co
 		return false;
 	if (s->comm && strncmp(comm, s->comm, 15))
 		return false;
-	if (s->cgroup && !under(cg1, s->cgroup) && !under(cg2, s->cgroup))
+	if (s->cgroup && !devcg_trace_under(cg1, s->cgroup) && !devcg_trace_under(cg2, s->cgroup))
 		return false;
 	return true;
 }
@@ -154,64 +98,6 @@ static void text_head(struct session *s, uint64_t ts, const char *type, uint32_t
 
 	printf("+%llu.%09llu %-15s pid=%u comm=%s", (unsigned long long)(off / 1000000000ull),
 	       (unsigned long long)(off % 1000000000ull), type, pid, tsafe(comm, strnlen(comm, 16)));
-}
-
-/* The last answers of path_device(), by path and opener: a refused opener
- * usually retries the same path, and each answer costs a stat(). */
-static struct dev_cache {
-	uint32_t pid;
-	bool ok;
-	uint32_t type, major, minor;
-	char path[DEVCG_EV_PATH];
-} dev_cache[64];
-
-static bool path_device_uncached(const struct devcg_trace_event *ev, uint32_t *type,
-				 uint32_t *major, uint32_t *minor);
-
-static bool path_device(const struct devcg_trace_event *ev, uint32_t *type, uint32_t *major,
-			uint32_t *minor)
-{
-	uint32_t h = ev->pid;
-	struct dev_cache *c;
-	size_t i;
-
-	for (i = 0; i < sizeof(ev->open.path) && ev->open.path[i]; i++)
-		h = h * 31 + (unsigned char)ev->open.path[i];
-	c = &dev_cache[h % 64];
-	if (c->pid != ev->pid || strncmp(c->path, ev->open.path, sizeof(c->path))) {
-		c->pid = ev->pid;
-		memcpy(c->path, ev->open.path, sizeof(c->path));
-		c->ok = path_device_uncached(ev, &c->type, &c->major, &c->minor);
-	}
-	*type = c->type;
-	*major = c->major;
-	*minor = c->minor;
-	return c->ok;
-}
-
-/* The device behind a path an opener was refused, seen from the opener. */
-static bool path_device_uncached(const struct devcg_trace_event *ev, uint32_t *type,
-				 uint32_t *major, uint32_t *minor)
-{
-	char full[4200];
-	struct stat st;
-
-	/* seen from the opener (its root, its cwd or dirfd); when it is gone,
-	 * the device stays unknown rather than guessed from our own view */
-	if (ev->open.path[0] == '/')
-		snprintf(full, sizeof(full), "/proc/%u/root%s", ev->pid, ev->open.path);
-	else if (ev->open.dirfd == -100)
-		snprintf(full, sizeof(full), "/proc/%u/cwd/%s", ev->pid, ev->open.path);
-	else
-		snprintf(full, sizeof(full), "/proc/%u/fd/%d/%s", ev->pid, ev->open.dirfd, ev->open.path);
-	if (stat(full, &st))
-		return false;
-	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
-		return false;
-	*type = S_ISCHR(st.st_mode) ? DEVCG_CHAR : DEVCG_BLOCK;
-	*major = major(st.st_rdev);
-	*minor = minor(st.st_rdev);
-	return true;
 }
 
 static void emit_write(struct session *s, const struct devcg_trace_event *ev)
@@ -592,7 +478,7 @@ static void dispatch(struct session *s, const struct devcg_trace_event *ev,
 		emit_bpf(s, ev);
 		break;
 	case DEVCG_EV_OPEN_DENIED:
-		has_dev = path_device(ev, &type, &major, &minor);
+		has_dev = devcg_trace_path_device(ev, &type, &major, &minor);
 		emit_open(s, ev, has_dev, type, major, minor);
 		break;
 	case DEVCG_EV_DEV_CHECK:
@@ -606,144 +492,24 @@ static void dispatch(struct session *s, const struct devcg_trace_event *ev,
 static int on_event(void *ctx, const struct devcg_trace_event *ev, const struct devcg_audit_event *a)
 {
 	struct session *s = ctx;
-	struct pending *p;
 
-	if (s->npending == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 1024;
-
-		p = realloc(s->pending, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		s->pending = p;
-		s->cap = cap;
-	}
-	p = &s->pending[s->npending++];
-	p->audit = a != NULL;
-	if (a) {
-		p->a = *a;
-		p->ts = a->ts_ns;
-	} else {
-		p->ev = *ev;
-		p->ts = ev->ts_ns;
-		/* the program may be replaced and freed before its turn comes */
+	if (devcg_trace_queue_push(&s->queue, ev, a))
+		return -ENOMEM;
+	/* the program may be replaced and freed before its turn comes */
+	if (!a)
 		devcg_revokes_note(s->revokes, ev);
-	}
 	return 0;
 }
 
-static int by_time(const void *x, const void *y)
+static void dispatch_one(void *ctx, const struct devcg_trace_event *ev, const struct devcg_audit_event *a)
 {
-	const struct pending *a = x, *b = y;
-
-	return a->ts < b->ts ? -1 : a->ts > b->ts;
+	dispatch(ctx, ev, a);
 }
 
 /* Handle the waiting events older than BEFORE_NS (all, with 0), in order. */
 static void drain(struct session *s, uint64_t before_ns)
 {
-	size_t i, n = 0;
-
-	qsort(s->pending, s->npending, sizeof(*s->pending), by_time);
-	while (n < s->npending && (!before_ns || s->pending[n].ts < before_ns))
-		n++;
-	for (i = 0; i < n; i++)
-		dispatch(s, s->pending[i].audit ? NULL : &s->pending[i].ev,
-			 s->pending[i].audit ? &s->pending[i].a : NULL);
-	memmove(s->pending, s->pending + n, (s->npending - n) * sizeof(*s->pending));
-	s->npending -= n;
-}
-
-static int follow_existing(void *ctx, uint64_t id, const char *path)
-{
-	struct session *s = ctx;
-	struct devcg_state *state;
-	char full[8192];
-	size_t i;
-
-	(void)id;
-	snprintf(full, sizeof(full), "%s%s", devcg_cgpaths_mount(s->paths, DEVCG_H_V2),
-		 strcmp(path, "/") ? path : "");
-	if (devcg_state_read_programs(full, &state, NULL))
-		return 0;
-	for (i = 0; i < devcg_state_count(state); i++) {
-		const struct devcg_program *p = devcg_state_program(state, i);
-
-		if (p->devcg && p->audit && !strcmp(p->cgroup, path) && related(s, path))
-			devcg_tracer_follow_audit(s->tracer, p->id, on_event, s);
-	}
-	devcg_state_free(state);
-	return 0;
-}
-
-/* The summary, in text and JSON alike: every number is taken once, here.
- * The counts are of what was shown; "seen" counts every event the trace
- * read, of all cgroups and processes, before --cgroup, --pid, --comm and
- * --only. */
-static void summary(struct session *s, uint64_t elapsed, bool stats)
-{
-	const struct devcg_trace_losses *l = &s->lost;
-	uint64_t lost = l->ringbuf + l->read + l->audit, events = 0;
-	bool filtered = s->cgroup || s->pid >= 0 || s->comm || s->only != ONLY_ALL;
-	struct devcg_prog_stats st[16];
-	int n = stats ? devcg_tracer_stats(s->tracer, st, 16) : 0, i;
-	double rate;
-
-	for (i = 0; i < N_GAP; i++)
-		events += s->counts[i];
-	rate = elapsed ? (double)events * 1e9 / (double)elapsed : 0.0;
-	if (s->cli->json) {
-		json_t *by = json_object(), *seen = json_object(), *o;
-
-		for (i = 0; i < N_TOTAL; i++) {
-			json_object_set_new(by, type_names[i], json_integer((json_int_t)s->counts[i]));
-			json_object_set_new(seen, type_names[i], json_integer((json_int_t)s->seen[i]));
-		}
-		o = json_pack("{s:s, s:I, s:i, s:s, s:I, s:o, s:I, s:I, s:o, s:{s:I, s:I, s:I, s:I}, s:I, s:f}",
-			      "type", "summary", "ts_ns", (json_int_t)mono_ns(), "pid", (int)getpid(),
-			      "comm", "devcg", "duration_ns", (json_int_t)elapsed, "events", by, "gaps",
-			      (json_int_t)s->counts[N_GAP], "revokes", (json_int_t)s->counts[N_REVOKE],
-			      "seen", seen,
-			      "lost", "total", (json_int_t)lost, "ringbuf",
-			      (json_int_t)l->ringbuf, "read", (json_int_t)l->read, "audit",
-			      (json_int_t)l->audit, "audit_before_start", (json_int_t)l->audit_before_start,
-			      "events_per_second", rate);
-		if (stats) {
-			json_t *progs = json_array();
-
-			for (i = 0; i < n; i++)
-				json_array_append_new(progs, json_pack("{s:s, s:I, s:I, s:f}", "program", st[i].name,
-								       "run_cnt", (json_int_t)st[i].run_cnt,
-								       "run_time_ns", (json_int_t)st[i].run_time_ns,
-								       "avg_ns", st[i].run_cnt ? (double)st[i].run_time_ns /
-									       (double)st[i].run_cnt : 0.0));
-			json_object_set_new(o, "programs", progs);
-		}
-		cli_print_json(o);
-		return;
-	}
-	/* after the events on standard output, when both go to one file */
-	fflush(stdout);
-	fprintf(stderr, "-- %.3f s: %s", (double)elapsed / 1e9, filtered ? "shown: " : "");
-	for (i = 0; i < N_GAP; i++)
-		fprintf(stderr, "%s%s %llu", i ? ", " : "", type_names[i], (unsigned long long)s->counts[i]);
-	fprintf(stderr, "; gaps %llu; revokes %llu", (unsigned long long)s->counts[N_GAP],
-		(unsigned long long)s->counts[N_REVOKE]);
-	if (filtered) {
-		fprintf(stderr, "; seen (all cgroups and processes): ");
-		for (i = 0; i < N_GAP; i++)
-			fprintf(stderr, "%s%s %llu", i ? ", " : "", type_names[i], (unsigned long long)s->seen[i]);
-		fprintf(stderr, ", gaps %llu, revokes %llu", (unsigned long long)s->seen[N_GAP],
-			(unsigned long long)s->seen[N_REVOKE]);
-	}
-	fprintf(stderr, "; lost %llu (ring buffer %llu, reads %llu, audit %llu); "
-		"audit denials from before the start skipped %llu; %.0f events/s\n",
-		(unsigned long long)lost,
-		(unsigned long long)l->ringbuf, (unsigned long long)l->read,
-		(unsigned long long)l->audit, (unsigned long long)l->audit_before_start, rate);
-	for (i = 0; i < n; i++)
-		fprintf(stderr, "   %-28s runs %10llu  time %12llu ns  avg %8.1f ns\n", st[i].name,
-			(unsigned long long)st[i].run_cnt, (unsigned long long)st[i].run_time_ns,
-			st[i].run_cnt ? (double)st[i].run_time_ns / (double)st[i].run_cnt : 0.0);
+	devcg_trace_queue_drain(&s->queue, before_ns, dispatch_one, s);
 }
 
 /* A reader that went away or a full disk ends the trace: what follows
@@ -854,10 +620,10 @@ static int run(struct cli *cli, int argc, char **argv)
 	}
 	devcg_gaps_seed_v2(s.gaps);
 	devcg_revokes_seed_v2(s.revokes);
-	devcg_cgpaths_each(s.paths, DEVCG_H_V2, follow_existing, &s);
+	devcg_trace_follow_existing(s.tracer, s.paths, s.cgroup, on_event, &s);
 	if (cli->json) {
 		json_t *o = json_pack("{s:s, s:I, s:i, s:s, s:s, s:o}", "type", "hooks", "ts_ns",
-				      (json_int_t)mono_ns(), "pid", (int)getpid(), "comm", "devcg", "writes",
+				      (json_int_t)trace_mono_ns(), "pid", (int)getpid(), "comm", "devcg", "writes",
 				      source_name((uint32_t)devcg_tracer_write_source(s.tracer)), "why",
 				      cli_text(devcg_tracer_hooks(s.tracer), (size_t)-1));
 
@@ -877,7 +643,7 @@ static int run(struct cli *cli, int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	if (duration > 0)
 		deadline = s.start_ns + (uint64_t)(duration * 1e9);
-	while (!stop && (!deadline || mono_ns() < deadline)) {
+	while (!stop && (!deadline || trace_mono_ns() < deadline)) {
 		ret = devcg_tracer_poll(s.tracer, 50, on_event, &s);
 		if (ret < 0) {
 			ret = cli_failf(cli, ret, "reading events: %s", strerror(-ret));
@@ -887,7 +653,7 @@ static int run(struct cli *cli, int argc, char **argv)
 		while (s.nfollow)
 			devcg_tracer_follow_audit(s.tracer, s.follow[--s.nfollow], on_event, &s);
 		devcg_tracer_losses(s.tracer, &s.lost);
-		now = mono_ns();
+		now = trace_mono_ns();
 		drain(&s, now - REORDER_NS);
 		devcg_gaps_flush(s.gaps, now - REORDER_NS);
 		if (out_failed(cli)) {
@@ -900,15 +666,15 @@ static int run(struct cli *cli, int argc, char **argv)
 	devcg_tracer_losses(s.tracer, &s.lost);
 	drain(&s, 0);
 	devcg_gaps_flush(s.gaps, 0);
-	devcg_revokes_flush(s.revokes, mono_ns());
-	summary(&s, mono_ns() - s.start_ns, to.stats);
+	devcg_revokes_flush(s.revokes, trace_mono_ns());
+	trace_summary(&s, trace_mono_ns() - s.start_ns, to.stats);
 	ret = EXIT_OK;
 out:
 	devcg_gaps_free(s.gaps);
 	devcg_revokes_free(s.revokes);
 	devcg_cgpaths_free(s.paths);
 	devcg_tracer_close(s.tracer);
-	free(s.pending);
+	devcg_trace_queue_free(&s.queue);
 	return ret;
 }
 

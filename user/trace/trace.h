@@ -248,4 +248,53 @@ void devcg_revokes_flush(struct devcg_revokes *r, uint64_t now_ns);
 /* The device access an open with FLAGS asks for (DEVCG_ACC_*). */
 uint8_t devcg_open_access(uint32_t flags);
 
+/* ---- the order of events (queue.c) and their devices (opener.c) --------- */
+
+/* An event of a ring (or an audit ring's, AUDIT) waiting for its turn. */
+struct devcg_trace_pending {
+	uint64_t ts;
+	bool audit;
+	union {
+		struct devcg_trace_event ev;
+		struct devcg_audit_event a;
+	};
+};
+
+struct devcg_trace_queue {
+	struct devcg_trace_pending *v;
+	size_t n, cap;
+};
+
+/* Queue a copy of EV, or of A when A is set; 0 or -ENOMEM. */
+int devcg_trace_queue_push(struct devcg_trace_queue *q, const struct devcg_trace_event *ev,
+			   const struct devcg_audit_event *a);
+/* Hand the events older than BEFORE_NS (all, with 0) to FN, in time order,
+ * and drop them. */
+void devcg_trace_queue_drain(struct devcg_trace_queue *q, uint64_t before_ns,
+			     void (*fn)(void *ctx, const struct devcg_trace_event *ev,
+					const struct devcg_audit_event *a),
+			     void *ctx);
+void devcg_trace_queue_free(struct devcg_trace_queue *q);
+
+/* The device behind the path of EV (an open refused), seen from the
+ * opener: its root, its cwd or dirfd. false when it is gone or no device
+ * node is there. The last answers are kept, by path and opener. */
+bool devcg_trace_path_device(const struct devcg_trace_event *ev, uint32_t *type, uint32_t *major,
+			     uint32_t *minor);
+
+/* ---- --cgroup (select.c) --------------------------------------------------- */
+
+/* Is PATH (relative to its hierarchy) FILTER or below it? Every path is,
+ * for a NULL FILTER; a NULL PATH is not. */
+bool devcg_trace_under(const char *path, const char *filter);
+/* May a filter attached at PATH deny the opens of CGROUP (NULL: any), or
+ * those of its descendants? Only the audit rings of those are read: another
+ * cgroup's denials and losses are not this trace's to report, nor to take
+ * from another reader of that ring. */
+bool devcg_trace_related(const char *cgroup, const char *path);
+/* Follow the audit rings (devcg_tracer_follow_audit(), with CB and CTX) of
+ * the devcg audit filters attached now to cgroups related to CGROUP. */
+void devcg_trace_follow_existing(struct devcg_tracer *t, struct devcg_cgpaths *paths, const char *cgroup,
+				 devcg_trace_cb cb, void *ctx);
+
 #endif

@@ -40,7 +40,7 @@
  * The parent and the child share the node table (a shared mapping) and
  * step through it with one-byte commands over a socket pair.
  */
-#include "nodes.h"
+#include "nodes_child.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -62,284 +62,9 @@
 #include <unistd.h>
 #include <linux/capability.h>
 
-#ifndef OPEN_TREE_CLONE
-#define OPEN_TREE_CLONE 1
-#endif
-#ifndef OPEN_TREE_CLOEXEC
-#define OPEN_TREE_CLOEXEC O_CLOEXEC
-#endif
-#ifndef MOVE_MOUNT_F_EMPTY_PATH
-#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
-#endif
-#ifndef MOVE_MOUNT_T_EMPTY_PATH
-#define MOVE_MOUNT_T_EMPTY_PATH 0x00000040
-#endif
-#ifndef STATX_MNT_ID
-#define STATX_MNT_ID 0x00001000U
-#endif
-#ifndef RENAME_NOREPLACE
-#define RENAME_NOREPLACE 1
-#endif
-#ifndef RENAME_EXCHANGE
-#define RENAME_EXCHANGE 2
-#endif
-
-#define TMP_PREFIX ".devcg-hotplug-"
 #define REPLY_TIMEOUT_MS 30000
 
-/* ---- in the child ------------------------------------------------------- */
-
-/* The host's /proc/self/fd of the child, opened before it enters the
- * container: a path to an fd that no container mount can change. */
-static int proc_fd = -1;
-
-/* Record why node I failed at STEP; returns CODE. */
-__attribute__((format(printf, 5, 6))) static int fail(struct hp_shared *sh, int i, const char *step,
-						      int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	sh->err = code;
-	sh->failed = i;
-	snprintf(sh->step, sizeof(sh->step), "%s", step);
-	va_start(ap, fmt);
-	vsnprintf(sh->msg, sizeof(sh->msg), fmt, ap);
-	va_end(ap);
-	return code;
-}
-
-/* Testing aid: is STEP the one to fail, at node I, the last one worked on? */
-static bool fault(const struct hp_shared *sh, int i, int last, const char *step)
-{
-	return i == last && !strcmp(sh->fail_at, step);
-}
-
-/* Testing aid: with fail_at "stop-STEP", the child stops itself (SIGSTOP)
- * at STEP of node I, the last one worked on, for a test to play the
- * container that changes its directory meanwhile; SIGCONT goes on. */
-static void stop_at(const struct hp_shared *sh, int i, int last, const char *step)
-{
-	if (i == last && !strncmp(sh->fail_at, "stop-", 5) && !strcmp(sh->fail_at + 5, step))
-		raise(SIGSTOP);
-}
-
-/* Is ST a device node of FMT MAJOR:MINOR (FMT 0: of any)? */
-static bool is_dev(const struct stat *st, uint32_t fmt, uint32_t maj, uint32_t min)
-{
-	uint32_t f = st->st_mode & S_IFMT;
-
-	return (f == S_IFCHR || f == S_IFBLK) && (!fmt || (f == fmt && major(st->st_rdev) == maj &&
-							   minor(st->st_rdev) == min));
-}
-
-/* The device node N is about: its numbers, or those look() saw there. */
-static bool is_ndev(const struct stat *st, const struct hp_node *n)
-{
-	return n->fmt ? is_dev(st, n->fmt, n->major, n->minor)
-		      : is_dev(st, n->seen_fmt, n->seen_major, n->seen_minor);
-}
-
-/* Is DFD/NAME (not followed) the inode ST? */
-static bool same_inode(int dfd, const char *name, const struct stat *st)
-{
-	struct stat now;
-
-	return !fstatat(dfd, name, &now, AT_SYMLINK_NOFOLLOW) && now.st_dev == st->st_dev &&
-	       now.st_ino == st->st_ino;
-}
-
-/* Unlink DFD/NAME if it is still the inode ST (what devcg made there). */
-static void unlink_if(int dfd, const char *name, const struct stat *st)
-{
-	if (same_inode(dfd, name, st))
-		unlinkat(dfd, name, 0);
-}
-
-/* umount2() of the mount whose root MFD is (an fd, not a path): through
- * the host's /proc/self/fd, which no container mount can change. */
-static int umount_fd(int mfd)
-{
-	char num[16];
-	int ret = 0;
-
-	if (proc_fd < 0)
-		return -EBADF;
-	snprintf(num, sizeof(num), "%d", mfd);
-	if (fchdir(proc_fd))
-		return -errno;
-	if (umount2(num, MNT_DETACH))
-		ret = -errno;
-	if (chdir("/"))
-		ret = ret ? ret : -errno;
-	return ret;
-}
-
-/* The mount id of what FD is (0: unknown, before Linux 5.8). */
-static uint64_t mount_id(int fd)
-{
-	struct statx stx;
-
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) || !(stx.stx_mask & STATX_MNT_ID))
-		return 0;
-	return stx.stx_mnt_id;
-}
-
-/* Is FD (of DFD/...) the root of a mount? */
-static bool fd_is_mount_root(int dfd, int fd)
-{
-	struct statx stx;
-	struct stat st, up;
-
-	if (!statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &stx) &&
-	    (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
-		return stx.stx_attributes & STATX_ATTR_MOUNT_ROOT;
-	return !fstat(fd, &st) && !fstat(dfd, &up) && st.st_dev != up.st_dev;
-}
-
-/*
- * Unmount the bound node at DFD/NAME: reached through the directory
- * checked (DFD), opened without following, and only if it is a mount
- * root of the device of N (and, with MNT_ID, that very mount). Returns 0
- * or -errno; -ESTALE: something else is there now.
- */
-static int unmount_node(int dfd, const char *name, const struct hp_node *n, uint64_t mnt_id)
-{
-	int mfd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC), ret;
-	struct stat st;
-
-	if (mfd < 0)
-		return -errno;
-	if (fstat(mfd, &st) || !is_ndev(&st, n) || !fd_is_mount_root(dfd, mfd) ||
-	    (mnt_id && mount_id(mfd) != mnt_id)) {
-		close(mfd);
-		return -ESTALE;
-	}
-	ret = umount_fd(mfd);
-	close(mfd);
-	return ret;
-}
-
-/*
- * The directory of PATH, opened component by component from the
- * container's root, never through a symbolic link (O_NOFOLLOW on each): a
- * container could otherwise point the path anywhere it likes, such as a
- * host volume it has mounted. With MADE, missing directories are made (as
- * their parent's owner), the first of them recorded in MADE->dirs_at. With
- * NEAREST, a missing directory is no error: its nearest existing ancestor
- * is returned and *MISSING set. Returns an fd, or -errno (ELOOP: a symbolic
- * link on the way, ENOTDIR: something else); *NAME is the last component.
- */
-static int walk(const char *path, struct hp_node *made, bool nearest, bool *missing, const char **name)
-{
-	char buf[PATH_MAX], *comp, *next;
-	int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC), sub;
-
-	if (missing)
-		*missing = false;
-	*name = strrchr(path, '/') + 1;
-	if (fd < 0)
-		return -errno;
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (comp = buf + 1; (next = strchr(comp, '/')); comp = next + 1) {
-		*next = '\0';
-		sub = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sub < 0 && errno == ENOENT && made) {
-			struct stat up;
-			bool new_dir = !mkdirat(fd, comp, 0755);
-			int why = new_dir || errno == EEXIST ? 0 : errno;
-
-			sub = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (new_dir && sub >= 0) {
-				if (!made->dirs_at)
-					made->dirs_at = (int)(next - buf);
-				/* the owner goes on the directory opened, not on a name */
-				if (!fstat(fd, &up))
-					fchown(sub, up.st_uid, up.st_gid);
-			}
-			/* still missing: why mkdir failed (EROFS, EACCES...) */
-			if (sub < 0 && errno == ENOENT && why)
-				errno = why;
-		}
-		if (sub < 0 && errno == ENOENT && nearest) {
-			*missing = true;
-			return fd;
-		}
-		if (sub < 0) {
-			int e = errno;
-			struct stat st;
-
-			/* O_DIRECTORY | O_NOFOLLOW on a symlink says ENOTDIR */
-			if (e == ENOTDIR && !fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode))
-				e = ELOOP;
-			close(fd);
-			return -e;
-		}
-		close(fd);
-		fd = sub;
-	}
-	return fd;
-}
-
-/* statx() knows mount roots (STATX_ATTR_MOUNT_ROOT, Linux 5.8); before
- * that, a mount root has another device than its directory. */
-static bool is_mount_point(int dfd, const char *name)
-{
-	struct statx stx;
-	struct stat st, up;
-
-	if (!statx(dfd, name, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &stx) &&
-	    (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
-		return stx.stx_attributes & STATX_ATTR_MOUNT_ROOT;
-	return !fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) && !fstat(dfd, &up) && st.st_dev != up.st_dev;
-}
-
-static void look(struct hp_node *n)
-{
-	struct statvfs vfs;
-	struct stat st;
-	const char *name;
-	bool missing;
-	int dfd = walk(n->path, NULL, true, &missing, &name);
-
-	n->state = HP_ABSENT;
-	n->mounted = false;
-	if (dfd < 0) {
-		n->state = HP_BAD_PATH;
-		n->seen_errno = -dfd;
-		return;
-	}
-	/* where the node would be (or its nearest existing ancestor, where the
-	 * directories would be made): would a node there be refused at open
-	 * for nodev? */
-	if (!fstatvfs(dfd, &vfs))
-		n->nodev = vfs.f_flag & ST_NODEV;
-	if (!fstat(dfd, &st))
-		n->dir_dev = st.st_dev;
-	if (missing || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
-		close(dfd);
-		return;
-	}
-	n->mounted = is_mount_point(dfd, name);
-	close(dfd);
-	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode)) {
-		n->state = HP_NOT_DEV;
-		return;
-	}
-	n->seen_fmt = st.st_mode & S_IFMT;
-	n->seen_major = major(st.st_rdev);
-	n->seen_minor = minor(st.st_rdev);
-	n->seen_mode = st.st_mode & 07777;
-	n->seen_uid = st.st_uid;
-	n->seen_gid = st.st_gid;
-	if (n->fmt && (n->seen_fmt != n->fmt || n->seen_major != n->major || n->seen_minor != n->minor))
-		n->state = HP_OTHER_DEV;
-	else if (((n->set & DEVCG_HOTPLUG_SET_MODE) && n->seen_mode != n->mode) ||
-		 ((n->set & DEVCG_HOTPLUG_SET_UID) && n->seen_uid != n->uid) ||
-		 ((n->set & DEVCG_HOTPLUG_SET_GID) && n->seen_gid != n->gid))
-		n->state = HP_DIFFERS;
-	else
-		n->state = HP_SAME;
-}
+/* ---- in the child (the nodes' primitives: nodes_look.c) ------------------- */
 
 /*
  * Create as the owner of the directory created in: a file system mounted in
@@ -358,7 +83,7 @@ static void act_as_owner_of(const char *path)
 	const char *name;
 	struct stat st;
 	bool missing;
-	int dfd = walk(path, NULL, true, &missing, &name);
+	int dfd = hp_walk(path, NULL, true, &missing, &name);
 
 	if (dfd < 0)
 		return;
@@ -381,7 +106,7 @@ static void act_as_root(void)
 	setfsgid(0);
 }
 
-/* Remove the directories walk() made for N, deepest first; one that
+/* Remove the directories hp_walk() made for N, deepest first; one that
  * holds something now (another command's node) stays. */
 static void unmake_dirs(struct hp_node *n)
 {
@@ -395,7 +120,7 @@ static void unmake_dirs(struct hp_node *n)
 		int dfd;
 
 		*slash = '\0';
-		dfd = walk(buf, NULL, false, NULL, &name);
+		dfd = hp_walk(buf, NULL, false, NULL, &name);
 		if (dfd < 0)
 			break;
 		if (unlinkat(dfd, name, AT_REMOVEDIR)) {
@@ -422,12 +147,12 @@ static int chmod_fd(int fd, mode_t mode)
 {
 	char num[16];
 
-	if (proc_fd < 0) {
+	if (hp_proc_fd < 0) {
 		errno = EBADF;
 		return -1;
 	}
 	snprintf(num, sizeof(num), "%d", fd);
-	return fchmodat(proc_fd, num, mode, 0);
+	return fchmodat(hp_proc_fd, num, mode, 0);
 }
 
 static int make_node(struct hp_shared *sh, int i, int last, struct hp_node *n)
@@ -435,99 +160,99 @@ static int make_node(struct hp_shared *sh, int i, int last, struct hp_node *n)
 	const char *name;
 	int dfd, fd, ret = 0;
 
-	if (fault(sh, i, last, "mkdir"))
-		return fail(sh, i, "mkdir", -EIO, "injected failure");
-	dfd = walk(n->path, n, false, NULL, &name);
+	if (hp_fault(sh, i, last, "mkdir"))
+		return hp_fail(sh, i, "mkdir", -EIO, "injected failure");
+	dfd = hp_walk(n->path, n, false, NULL, &name);
 	if (dfd < 0)
-		return fail(sh, i, "mkdir", dfd, "the directory of %s: %s", hp_q(n->path),
+		return hp_fail(sh, i, "mkdir", dfd, "the directory of %s: %s", hp_q(n->path),
 			    dfd == -ELOOP ? "a symbolic link on the way" : strerror(-dfd));
 	snprintf(n->tmp, sizeof(n->tmp), TMP_PREFIX "%d-%d", (int)getpid(), i);
 	if (n->bind) {
 		if (n->tree_fd < 0) {
-			ret = fail(sh, i, "bind", n->tree_err, "cannot clone the mount of %s: %s",
+			ret = hp_fail(sh, i, "bind", n->tree_err, "cannot clone the mount of %s: %s",
 				   n->host_path[0] ? hp_q(n->host_path) : "(no host node)",
 				   n->tree_why[0] ? n->tree_why : strerror(-n->tree_err));
 			goto out;
 		}
 		if (n->state != HP_ABSENT) {
 			if (n->mounted) {
-				ret = fail(sh, i, "rename", -EBUSY, "%s is a mount point", hp_q(n->path));
+				ret = hp_fail(sh, i, "rename", -EBUSY, "%s is a mount point", hp_q(n->path));
 				goto out;
 			}
 			if (renameat2(dfd, name, dfd, n->tmp, RENAME_NOREPLACE)) {
-				ret = fail(sh, i, "rename", -errno, "set %s aside: %s", hp_q(n->path), strerror(errno));
+				ret = hp_fail(sh, i, "rename", -errno, "set %s aside: %s", hp_q(n->path), strerror(errno));
 				goto out;
 			}
 			memcpy(n->aside, n->tmp, sizeof(n->aside));
 		}
 		fd = openat(dfd, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0);
 		if (fd < 0) {
-			ret = fail(sh, i, "bind", -errno, "create the mount point %s: %s", hp_q(n->path),
+			ret = hp_fail(sh, i, "bind", -errno, "create the mount point %s: %s", hp_q(n->path),
 				   strerror(errno));
 			goto out;
 		}
 		n->file_made = true;
 		if (fstat(fd, &n->made_st))
 			memset(&n->made_st, 0, sizeof(n->made_st));
-		if (fault(sh, i, last, "bind")) {
+		if (hp_fault(sh, i, last, "bind")) {
 			close(fd);
-			ret = fail(sh, i, "bind", -EIO, "injected failure");
+			ret = hp_fail(sh, i, "bind", -EIO, "injected failure");
 			goto out;
 		}
 		/* onto the very file made (its fd), whatever the name holds now */
 		if (syscall(SYS_move_mount, n->tree_fd, "", fd, "",
 			    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH)) {
-			ret = fail(sh, i, "bind", -errno, "move_mount %s onto %s: %s", hp_q(n->host_path), hp_q(n->path),
+			ret = hp_fail(sh, i, "bind", -errno, "move_mount %s onto %s: %s", hp_q(n->host_path), hp_q(n->path),
 				   strerror(errno));
 			close(fd);
 			goto out;
 		}
 		close(fd);
 		n->mount_made = true;
-		n->mnt_id = mount_id(n->tree_fd);
+		n->mnt_id = hp_mount_id(n->tree_fd);
 		n->done = n->state == HP_ABSENT ? HP_DID_BOUND : HP_DID_REPLACED;
 		goto out;
 	}
-	if (fault(sh, i, last, "mknod")) {
-		ret = fail(sh, i, "mknod", -EIO, "injected failure");
+	if (hp_fault(sh, i, last, "mknod")) {
+		ret = hp_fail(sh, i, "mknod", -EIO, "injected failure");
 		goto out;
 	}
 	/* mode 0 until it has its owner: a new name nobody looks for anyway */
 	if (mknodat(dfd, n->tmp, n->fmt, makedev(n->major, n->minor))) {
-		ret = fail(sh, i, "mknod", -errno, "mknod %s: %s", hp_q(n->path), strerror(errno));
+		ret = hp_fail(sh, i, "mknod", -errno, "mknod %s: %s", hp_q(n->path), strerror(errno));
 		goto out;
 	}
 	n->tmp_made = true;
-	stop_at(sh, i, last, "mknod");
+	hp_stop_at(sh, i, last, "mknod");
 	/* the owner and mode go on the node made, through an fd of it that is
 	 * checked to be that device node: never through a name the container
 	 * can point elsewhere */
 	fd = openat(dfd, n->tmp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &n->made_st) || !is_dev(&n->made_st, n->fmt, n->major, n->minor)) {
+	if (fd < 0 || fstat(fd, &n->made_st) || !hp_is_dev(&n->made_st, n->fmt, n->major, n->minor)) {
 		if (fd >= 0)
 			close(fd);
 		memset(&n->made_st, 0, sizeof(n->made_st));
 		n->tmp_made = false; /* not ours any more: left alone */
-		ret = fail(sh, i, "mknod", -ESTALE, "the temporary node %s was replaced meanwhile (not the "
+		ret = hp_fail(sh, i, "mknod", -ESTALE, "the temporary node %s was replaced meanwhile (not the "
 			   "device node made): no owner or mode set, left alone", hp_q(n->tmp));
 		goto out;
 	}
 	if (fchownat(fd, "", n->uid, n->gid, AT_EMPTY_PATH) || chmod_fd(fd, n->mode)) {
-		ret = fail(sh, i, "mknod", -errno, "set the owner and mode of %s: %s", hp_q(n->path),
+		ret = hp_fail(sh, i, "mknod", -errno, "set the owner and mode of %s: %s", hp_q(n->path),
 			   strerror(errno));
 		close(fd);
 		goto out;
 	}
 	close(fd);
-	if (fault(sh, i, last, "rename")) {
-		ret = fail(sh, i, "rename", -EIO, "injected failure");
+	if (hp_fault(sh, i, last, "rename")) {
+		ret = hp_fail(sh, i, "rename", -EIO, "injected failure");
 		goto out;
 	}
 	/* the name is still the node made (else the rename would move the
 	 * container's file into place and call it ours) */
-	if (!same_inode(dfd, n->tmp, &n->made_st)) {
+	if (!hp_same_inode(dfd, n->tmp, &n->made_st)) {
 		n->tmp_made = false;
-		ret = fail(sh, i, "rename", -ESTALE, "the temporary node %s was replaced meanwhile: left alone",
+		ret = hp_fail(sh, i, "rename", -ESTALE, "the temporary node %s was replaced meanwhile: left alone",
 			   hp_q(n->tmp));
 		goto out;
 	}
@@ -537,41 +262,41 @@ static int make_node(struct hp_shared *sh, int i, int last, struct hp_node *n)
 			n->done = HP_DID_MADE;
 			/* the container's file moved in between the check and the
 			 * rename goes back where it put it */
-			if (!same_inode(dfd, name, &n->made_st)) {
+			if (!hp_same_inode(dfd, name, &n->made_st)) {
 				renameat2(dfd, name, dfd, n->tmp, RENAME_NOREPLACE);
 				n->done = 0;
-				ret = fail(sh, i, "rename", -ESTALE, "the temporary node %s was replaced meanwhile: "
+				ret = hp_fail(sh, i, "rename", -ESTALE, "the temporary node %s was replaced meanwhile: "
 					   "left alone", hp_q(n->tmp));
 			}
 		} else if (errno == EEXIST && wanted_now(dfd, name, n)) {
-			unlink_if(dfd, n->tmp, &n->made_st);
+			hp_unlink_if(dfd, n->tmp, &n->made_st);
 			n->tmp_made = false;
 			n->done = HP_DID_RACED;
 		} else {
-			ret = fail(sh, i, "rename", -errno, "rename into %s: %s", hp_q(n->path), strerror(errno));
+			ret = hp_fail(sh, i, "rename", -errno, "rename into %s: %s", hp_q(n->path), strerror(errno));
 		}
 		goto out;
 	}
 	if (n->mounted) {
-		ret = fail(sh, i, "rename", -EBUSY, "%s is a mount point", hp_q(n->path));
+		ret = hp_fail(sh, i, "rename", -EBUSY, "%s is a mount point", hp_q(n->path));
 		goto out;
 	}
 	if (renameat2(dfd, n->tmp, dfd, name, RENAME_EXCHANGE)) {
-		ret = fail(sh, i, "rename", -errno, "exchange %s: %s", hp_q(n->path), strerror(errno));
+		ret = hp_fail(sh, i, "rename", -errno, "exchange %s: %s", hp_q(n->path), strerror(errno));
 		goto out;
 	}
 	n->tmp_made = false;
 	n->exchanged = true;
 	memcpy(n->aside, n->tmp, sizeof(n->aside));
 	n->done = HP_DID_REPLACED;
-	/* ours is in place, and what was set aside is the node look() saw
+	/* ours is in place, and what was set aside is the node hp_look() saw
 	 * (else the undo exchanges them back) */
 	{
 		struct stat old;
 
-		if (!same_inode(dfd, name, &n->made_st) || fstatat(dfd, n->aside, &old, AT_SYMLINK_NOFOLLOW) ||
-		    !is_dev(&old, n->seen_fmt, n->seen_major, n->seen_minor))
-			ret = fail(sh, i, "rename", -ESTALE, "%s was changed meanwhile: left alone", hp_q(n->path));
+		if (!hp_same_inode(dfd, name, &n->made_st) || fstatat(dfd, n->aside, &old, AT_SYMLINK_NOFOLLOW) ||
+		    !hp_is_dev(&old, n->seen_fmt, n->seen_major, n->seen_minor))
+			ret = hp_fail(sh, i, "rename", -ESTALE, "%s was changed meanwhile: left alone", hp_q(n->path));
 	}
 out:
 	close(dfd);
@@ -582,21 +307,21 @@ out:
 static void undo_node(struct hp_node *n)
 {
 	const char *name;
-	int dfd = walk(n->path, NULL, false, NULL, &name), fd;
+	int dfd = hp_walk(n->path, NULL, false, NULL, &name), fd;
 
 	if (dfd < 0)
 		return;
 	/* only the mount made, through the directory checked */
 	if (n->mount_made)
-		unmount_node(dfd, name, n, n->mnt_id);
+		hp_unmount_node(dfd, name, n, n->mnt_id);
 	if (n->file_made || n->done == HP_DID_MADE)
-		unlink_if(dfd, name, &n->made_st);
+		hp_unlink_if(dfd, name, &n->made_st);
 	if (n->tmp_made)
-		unlink_if(dfd, n->tmp, &n->made_st);
+		hp_unlink_if(dfd, n->tmp, &n->made_st);
 	if (n->exchanged) {
 		/* ours is at the aside name after the exchange back */
 		if (!renameat2(dfd, n->aside, dfd, name, RENAME_EXCHANGE))
-			unlink_if(dfd, n->aside, &n->made_st);
+			hp_unlink_if(dfd, n->aside, &n->made_st);
 	} else if (n->aside[0]) {
 		renameat2(dfd, n->aside, dfd, name, RENAME_NOREPLACE);
 	}
@@ -628,41 +353,41 @@ static void undo(struct hp_node *n)
 static int remove_node(struct hp_shared *sh, int i, int last, struct hp_node *n)
 {
 	const char *name;
-	int dfd = walk(n->path, NULL, false, NULL, &name), ret = 0;
+	int dfd = hp_walk(n->path, NULL, false, NULL, &name), ret = 0;
 
 	if (dfd < 0)
-		return fail(sh, i, "unlink", dfd, "the directory of %s: %s", hp_q(n->path), strerror(-dfd));
+		return hp_fail(sh, i, "unlink", dfd, "the directory of %s: %s", hp_q(n->path), strerror(-dfd));
 	snprintf(n->tmp, sizeof(n->tmp), TMP_PREFIX "%d-%d", (int)getpid(), i);
-	stop_at(sh, i, last, "unlink");
-	if (fault(sh, i, last, "unlink")) {
-		ret = fail(sh, i, "unlink", -EIO, "injected failure");
+	hp_stop_at(sh, i, last, "unlink");
+	if (hp_fault(sh, i, last, "unlink")) {
+		ret = hp_fail(sh, i, "unlink", -EIO, "injected failure");
 	} else if (n->mounted) {
 		struct stat st;
 		int e;
 
 		/* a bound node, unmounted through the directory checked: the
 		 * undo mounts the host node again */
-		if ((e = unmount_node(dfd, name, n, 0)))
-			ret = fail(sh, i, "unlink", e, "umount %s: %s", hp_q(n->path), e == -ESTALE ?
+		if ((e = hp_unmount_node(dfd, name, n, 0)))
+			ret = hp_fail(sh, i, "unlink", e, "umount %s: %s", hp_q(n->path), e == -ESTALE ?
 				   "it was changed meanwhile (not a mount of the device): left alone" : strerror(-e));
 		else if (n->done = HP_DID_UNMOUNTED, fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
-			ret = fail(sh, i, "unlink", -errno, "unlink %s: %s", hp_q(n->path), strerror(errno));
+			ret = hp_fail(sh, i, "unlink", -errno, "unlink %s: %s", hp_q(n->path), strerror(errno));
 		else if (!S_ISREG(st.st_mode)) /* the mount point is a file */
-			ret = fail(sh, i, "unlink", -ESTALE, "unlink %s: not the mount point any more: left "
+			ret = hp_fail(sh, i, "unlink", -ESTALE, "unlink %s: not the mount point any more: left "
 				   "alone", hp_q(n->path));
 		else if (unlinkat(dfd, name, 0))
-			ret = fail(sh, i, "unlink", -errno, "unlink %s: %s", hp_q(n->path), strerror(errno));
+			ret = hp_fail(sh, i, "unlink", -errno, "unlink %s: %s", hp_q(n->path), strerror(errno));
 	} else if (renameat2(dfd, name, dfd, n->tmp, RENAME_NOREPLACE)) {
 		/* set aside until the permission is gone: the undo renames it back */
-		ret = fail(sh, i, "unlink", -errno, "unlink %s: %s", hp_q(n->path), strerror(errno));
+		ret = hp_fail(sh, i, "unlink", -errno, "unlink %s: %s", hp_q(n->path), strerror(errno));
 	} else {
 		struct stat st;
 
 		memcpy(n->aside, n->tmp, sizeof(n->aside));
 		n->done = HP_DID_REMOVED;
 		/* only a node of the device: another set aside goes back */
-		if (fstatat(dfd, n->aside, &st, AT_SYMLINK_NOFOLLOW) || !is_ndev(&st, n))
-			ret = fail(sh, i, "unlink", -ESTALE, "%s was changed meanwhile (not a node of the "
+		if (fstatat(dfd, n->aside, &st, AT_SYMLINK_NOFOLLOW) || !hp_is_ndev(&st, n))
+			ret = hp_fail(sh, i, "unlink", -ESTALE, "%s was changed meanwhile (not a node of the "
 				   "device): left alone", hp_q(n->path));
 	}
 	close(dfd);
@@ -677,12 +402,12 @@ static void commit_node(struct hp_node *n)
 
 	if (!n->aside[0])
 		return;
-	dfd = walk(n->path, NULL, false, NULL, &name);
+	dfd = hp_walk(n->path, NULL, false, NULL, &name);
 	if (dfd >= 0) {
 		struct stat st;
 
 		/* a device node set aside, not what the container put there */
-		if (!fstatat(dfd, n->aside, &st, AT_SYMLINK_NOFOLLOW) && is_dev(&st, 0, 0, 0))
+		if (!fstatat(dfd, n->aside, &st, AT_SYMLINK_NOFOLLOW) && hp_is_dev(&st, 0, 0, 0))
 			unlinkat(dfd, n->aside, 0);
 		close(dfd);
 	}
@@ -770,7 +495,7 @@ static void clone_host_node(struct hp_node *n, bool trees)
 		n->tree_err = -ELOOP;
 		snprintf(n->tree_why, sizeof(n->tree_why), "it is a symbolic link (devcg bind-mounts only "
 			 "the device node itself: give the path it points to)");
-	} else if (!is_dev(&st, n->fmt, n->major, n->minor) || !is_dev(&st, 0, 0, 0)) {
+	} else if (!hp_is_dev(&st, n->fmt, n->major, n->minor) || !hp_is_dev(&st, 0, 0, 0)) {
 		n->tree_err = -ENODEV;
 		snprintf(n->tree_why, sizeof(n->tree_why), "it is not the device node %c %u:%u (it changed "
 			 "since it was looked at)", n->fmt == S_IFBLK ? 'b' : 'c', n->major, n->minor);
@@ -791,21 +516,21 @@ static void child_main(struct hp_shared *sh, int sock, int mntns_fd, int root_fd
 	int i;
 
 	umask(0);
-	proc_fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	hp_proc_fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (sh->trees && !strcmp(sh->fail_at, "stop-tree"))
 		raise(SIGSTOP);
 	/* the host nodes' mounts are cloned here, in our mount namespace */
 	for (i = 0; i < sh->n; i++)
 		clone_host_node(&sh->nodes[i], sh->trees);
 	if (setns(mntns_fd, CLONE_NEWNS)) {
-		fail(sh, -1, "setns", -errno, "enter the container's mount namespace: %s", strerror(errno));
+		hp_fail(sh, -1, "setns", -errno, "enter the container's mount namespace: %s", strerror(errno));
 		reply = 1;
 	} else if (fchdir(root_fd) || chroot(".") || chdir("/")) {
-		fail(sh, -1, "chroot", -errno, "enter the container's root: %s", strerror(errno));
+		hp_fail(sh, -1, "chroot", -errno, "enter the container's root: %s", strerror(errno));
 		reply = 1;
 	} else {
 		for (i = 0; i < sh->n; i++)
-			look(&sh->nodes[i]);
+			hp_look(&sh->nodes[i]);
 	}
 	close(mntns_fd);
 	close(root_fd);

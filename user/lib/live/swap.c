@@ -7,7 +7,7 @@
  * compare-and-swap); in override and exclusive modes, attaching replaces
  * the one program in place.
  */
-#include "live/live.h"
+#include "live/attached.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -18,155 +18,11 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
-#define MAX_PROGS 64 /* BPF_CGROUP_MAX_PROGS */
 #define CAS_RETRIES 1000
-
-struct attached {
-	uint32_t mode; /* enum devcg_attach_mode */
-	uint32_t n;
-	uint32_t ids[MAX_PROGS];
-	int fds[MAX_PROGS];
-	bool devcg[MAX_PROGS];
-	bool audit[MAX_PROGS];
-	bool systemd[MAX_PROGS]; /* systemd's own device program */
-};
 
 static const char *why(int code)
 {
 	return devcg_why(code, DEVCG_CAPS_FILTER);
-}
-
-static void attached_close(struct attached *a)
-{
-	uint32_t i;
-
-	for (i = 0; i < a->n; i++)
-		if (a->fds[i] >= 0)
-			close(a->fds[i]);
-	a->n = 0;
-}
-
-/* Is PROG_FD systemd's own device program (by its name)? */
-static bool is_systemds(int prog_fd)
-{
-	struct bpf_prog_info info = { 0 };
-	__u32 len = sizeof(info);
-
-	return !bpf_obj_get_info_by_fd(prog_fd, &info, &len) &&
-	       info.type == BPF_PROG_TYPE_CGROUP_DEVICE && !strcmp(info.name, DEVCG_SYSTEMD_PROG_NAME);
-}
-
-/* Which of the programs of A are devcg filters (and audit ones), and
- * systemd's. */
-static int classify_attached(struct attached *a, struct devcg_error *err)
-{
-	uint32_t i;
-	int ret;
-
-	for (i = 0; i < a->n; i++) {
-		ret = devcg_filter_read(a->fds[i], NULL, &a->audit[i], err);
-		if (ret < 0) {
-			attached_close(a);
-			return ret;
-		}
-		a->devcg[i] = ret == 1;
-		a->systemd[i] = !a->devcg[i] && is_systemds(a->fds[i]);
-	}
-	return 0;
-}
-
-/* The ids of the device programs attached to the cgroup itself (no fds). */
-static int query_ids(int cg_fd, struct attached *a, struct devcg_error *err)
-{
-	__u32 flags = 0, cnt = MAX_PROGS, i;
-
-	memset(a, 0, sizeof(*a));
-	if (bpf_prog_query(cg_fd, BPF_CGROUP_DEVICE, 0, &flags, a->ids, &cnt))
-		return devcg_err(err, -errno, "cannot query device programs: %s", why(-errno));
-	a->mode = devcg_mode_of(flags);
-	a->n = cnt;
-	for (i = 0; i < cnt; i++)
-		a->fds[i] = -1;
-	return 0;
-}
-
-/* The device programs attached to the cgroup itself, with an fd for each;
- * with CLASSIFY, which of them are devcg filters (and audit ones). */
-static int query_attached(int cg_fd, bool classify, struct attached *a, struct devcg_error *err)
-{
-	__u32 flags = 0, cnt = MAX_PROGS, i;
-
-	memset(a, 0, sizeof(*a));
-	if (bpf_prog_query(cg_fd, BPF_CGROUP_DEVICE, 0, &flags, a->ids, &cnt))
-		return devcg_err(err, -errno, "cannot query device programs: %s", why(-errno));
-	a->mode = devcg_mode_of(flags);
-	for (i = 0; i < cnt; i++) {
-		int ret;
-
-		a->fds[i] = bpf_prog_get_fd_by_id(a->ids[i]);
-		a->n = i + 1;
-		if (a->fds[i] < 0) {
-			/* detached and freed since the query: let the caller retry */
-			ret = -errno;
-			attached_close(a);
-			return devcg_err(err, ret == -ENOENT ? -EAGAIN : ret,
-					 "cannot open program %u: %s", a->ids[i], why(ret));
-		}
-	}
-	return classify ? classify_attached(a, err) : 0;
-}
-
-/*
- * On a unit's cgroup that devcg keeps in step with systemd, systemd's own
- * program stays: devcg has widened the unit's DeviceAllow= so that it
- * allows at least what devcg's filter allows, and systemd would attach it
- * again on its next reload anyway. What remains is what devcg swaps.
- */
-static void leave_systemds(const struct devcg_cgroup *cg, struct attached *a)
-{
-	uint32_t i, n = 0;
-
-	if (!cg->unit[0])
-		return;
-	for (i = 0; i < a->n; i++) {
-		if (a->systemd[i]) {
-			close(a->fds[i]);
-			continue;
-		}
-		a->ids[n] = a->ids[i];
-		a->fds[n] = a->fds[i];
-		a->devcg[n] = a->devcg[i];
-		a->audit[n] = a->audit[i];
-		a->systemd[n++] = false;
-	}
-	a->n = n;
-}
-
-/*
- * How many programs of A besides TARGET (devcg's, or -1) a swap without
- * --force may not detach. Under no_systemd (devcg does not keep the unit
- * in step, and looks up no unit) systemd's own program is still told
- * apart by its name: devcg's filter takes its place, as it does when it is
- * the only program, and systemd attaches it again on its next reload.
- */
-static uint32_t blocking(const struct attached *a, int target, bool no_systemd)
-{
-	uint32_t i, n = 0;
-
-	for (i = 0; i < a->n; i++)
-		n += (int)i != target && !(no_systemd && a->systemd[i]);
-	return n;
-}
-
-static void list_ids(const struct attached *a, char *buf, size_t len)
-{
-	size_t off = 0;
-	uint32_t i;
-
-	buf[0] = '\0';
-	for (i = 0; i < a->n && off < len; i++)
-		off += (size_t)snprintf(buf + off, len - off, "%s%u%s", i ? ", " : "", a->ids[i],
-					a->devcg[i] ? " (devcg)" : a->systemd[i] ? " (systemd's)" : "");
 }
 
 /*
@@ -299,16 +155,16 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 	if (devcg_fault(fail_at, "query"))
 		return devcg_err(err, -EIO, "injected failure at query");
 	audit = DEVCG_OPT(opts, devcg_replace_opts, audit, false);
-	ret = query_attached(cg->fd, false, &before, err);
+	ret = devcg_query_attached(cg->fd, false, &before, err);
 	/* whose the programs are matters only to choose among several, to
 	 * keep an audit ring and on a unit's cgroup: one program alone is
 	 * replaced whatever it is (the fast path skips reading it) */
 	if (!ret && (before.n > 1 || audit || cg->unit[0]))
-		ret = classify_attached(&before, err);
+		ret = devcg_classify_attached(&before, err);
 	if (ret)
 		return ret;
-	leave_systemds(cg, &before);
-	list_ids(&before, ids, sizeof(ids));
+	devcg_leave_systemds(cg, &before);
+	devcg_list_ids(&before, ids, sizeof(ids));
 	for (i = 0; i < (int)before.n; i++)
 		if (expect ? before.ids[i] == expect : before.devcg[i] && target < 0)
 			target = i;
@@ -324,7 +180,7 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 		ret = NEEDS_LOCK;
 		goto out;
 	}
-	if (before.n > 1 && !force && blocking(&before, target, no_systemd)) {
+	if (before.n > 1 && !force && devcg_blocking(&before, target, no_systemd)) {
 		ret = devcg_err(err, -EBUSY,
 				"%s has %u device programs attached (%s); devcg replaces one "
 				"program: pass --force to replace them all",
@@ -385,18 +241,18 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 
 	/* confirm that exactly the new program is attached */
 	ret = devcg_fault(fail_at, "verify") ? -EIO
-		: cg->unit[0]		       ? query_attached(cg->fd, true, &after, err)
-					       : query_ids(cg->fd, &after, err);
+		: cg->unit[0]		       ? devcg_query_attached(cg->fd, true, &after, err)
+					       : devcg_query_ids(cg->fd, &after, err);
 	if (!ret) {
-		leave_systemds(cg, &after);
+		devcg_leave_systemds(cg, &after);
 		if (after.n != 1 || after.ids[0] != v.prog_id) {
-			list_ids(&after, ids, sizeof(ids));
+			devcg_list_ids(&after, ids, sizeof(ids));
 			ret = devcg_err(err, -EAGAIN, "after the swap %s has programs %s, expected %u only",
 					devcg_cgroup_rel(cg), ids, v.prog_id);
 			for (ours = false, i = 0; i < (int)after.n; i++)
 				ours |= after.ids[i] == v.prog_id;
 		}
-		attached_close(&after);
+		devcg_attached_close(&after);
 	} else if (ret == -EIO) {
 		devcg_err(err, ret, "injected failure at verify");
 	}
@@ -423,13 +279,13 @@ out:
 	if (link >= 0)
 		close(link);
 	devcg_filter_close(&v);
-	attached_close(&before);
+	devcg_attached_close(&before);
 	return ret;
 }
 
 /*
  * A systemd unit's own cgroup: looked up before the swap, since systemd's
- * program stays in place beside devcg's (leave_systemds()) and allow/deny
+ * program stays in place beside devcg's (devcg_leave_systemds()) and allow/deny
  * may start from the unit's policy (read_own()).
  */
 static int systemd_unit(struct devcg_cgroup *cg, const struct devcg_replace_opts *opts,
@@ -551,16 +407,16 @@ static int read_own(struct devcg_cgroup *cg, bool force, bool no_systemd, struct
 	*id = 0;
 	*audit = false;
 	*others = 0;
-	ret = query_attached(cg->fd, true, &a, err);
+	ret = devcg_query_attached(cg->fd, true, &a, err);
 	if (!ret && cg->unit[0]) {
 		bool systemds = false;
 
 		for (i = 0; i < a.n; i++)
 			systemds |= a.systemd[i];
-		leave_systemds(cg, &a);
+		devcg_leave_systemds(cg, &a);
 		/* only systemd's program: start from what it enforces */
 		if (systemds && !a.n && !force) {
-			attached_close(&a);
+			devcg_attached_close(&a);
 			return devcg_systemd_policy(cg->unit, NULL, policy, err);
 		}
 	}
@@ -569,7 +425,7 @@ static int read_own(struct devcg_cgroup *cg, bool force, bool no_systemd, struct
 	for (i = 0; !ret && i < a.n && !a.devcg[i]; i++)
 		;
 	if (!ret && a.n && i == a.n && !force) {
-		list_ids(&a, ids, sizeof(ids));
+		devcg_list_ids(&a, ids, sizeof(ids));
 		ret = devcg_err(err, -EBUSY,
 				"%s has device programs of others (%s) and no devcg filter; devcg cannot "
 				"read their rules, so one rule would replace them all: install the whole "
@@ -586,7 +442,7 @@ static int read_own(struct devcg_cgroup *cg, bool force, bool no_systemd, struct
 		*id = a.ids[i];
 		break;
 	}
-	attached_close(&a);
+	devcg_attached_close(&a);
 	if (!ret && !*policy && !(*policy = devcg_policy_new()))
 		ret = devcg_err(err, -ENOMEM, "out of memory");
 	return ret;
@@ -762,7 +618,7 @@ int devcg_reset_opts(const char *cgroup, struct devcg_reset_opts *opts, struct d
 	if (!ret)
 		ret = devcg_lock_cgroup(&cg, &lock, err);
 	for (round = 0; !ret && found && round < 10; round++) {
-		ret = query_attached(cg.fd, true, &a, err);
+		ret = devcg_query_attached(cg.fd, true, &a, err);
 		if (ret)
 			break;
 		for (found = 0, i = 0; i < a.n; i++) {
@@ -780,7 +636,7 @@ int devcg_reset_opts(const char *cgroup, struct devcg_reset_opts *opts, struct d
 			links += ret == DETACHED_LINK;
 			ret = 0;
 		}
-		attached_close(&a);
+		devcg_attached_close(&a);
 	}
 	if (!ret && found)
 		ret = devcg_err(err, -EAGAIN, "%s: other writers kept attaching devcg filters", devcg_cgroup_rel(&cg));

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * The device programs attached to a cgroup, as the swap (swap.c) and the
+ * reset see them: their ids and fds, the attach mode, which are devcg's
+ * filters and which systemd's own (attached.h).
+ */
+#include "live/attached.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+static const char *why(int code)
+{
+	return devcg_why(code, DEVCG_CAPS_FILTER);
+}
+
+void devcg_attached_close(struct attached *a)
+{
+	uint32_t i;
+
+	for (i = 0; i < a->n; i++)
+		if (a->fds[i] >= 0)
+			close(a->fds[i]);
+	a->n = 0;
+}
+
+/* Is PROG_FD systemd's own device program (by its name)? */
+static bool is_systemds(int prog_fd)
+{
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	return !bpf_obj_get_info_by_fd(prog_fd, &info, &len) &&
+	       info.type == BPF_PROG_TYPE_CGROUP_DEVICE && !strcmp(info.name, DEVCG_SYSTEMD_PROG_NAME);
+}
+
+/* Which of the programs of A are devcg filters (and audit ones), and
+ * systemd's. */
+int devcg_classify_attached(struct attached *a, struct devcg_error *err)
+{
+	uint32_t i;
+	int ret;
+
+	for (i = 0; i < a->n; i++) {
+		ret = devcg_filter_read(a->fds[i], NULL, &a->audit[i], err);
+		if (ret < 0) {
+			devcg_attached_close(a);
+			return ret;
+		}
+		a->devcg[i] = ret == 1;
+		a->systemd[i] = !a->devcg[i] && is_systemds(a->fds[i]);
+	}
+	return 0;
+}
+
+/* The ids of the device programs attached to the cgroup itself (no fds). */
+int devcg_query_ids(int cg_fd, struct attached *a, struct devcg_error *err)
+{
+	__u32 flags = 0, cnt = MAX_PROGS, i;
+
+	memset(a, 0, sizeof(*a));
+	if (bpf_prog_query(cg_fd, BPF_CGROUP_DEVICE, 0, &flags, a->ids, &cnt))
+		return devcg_err(err, -errno, "cannot query device programs: %s", why(-errno));
+	a->mode = devcg_mode_of(flags);
+	a->n = cnt;
+	for (i = 0; i < cnt; i++)
+		a->fds[i] = -1;
+	return 0;
+}
+
+/* The device programs attached to the cgroup itself, with an fd for each;
+ * with CLASSIFY, which of them are devcg filters (and audit ones). */
+int devcg_query_attached(int cg_fd, bool classify, struct attached *a, struct devcg_error *err)
+{
+	__u32 flags = 0, cnt = MAX_PROGS, i;
+
+	memset(a, 0, sizeof(*a));
+	if (bpf_prog_query(cg_fd, BPF_CGROUP_DEVICE, 0, &flags, a->ids, &cnt))
+		return devcg_err(err, -errno, "cannot query device programs: %s", why(-errno));
+	a->mode = devcg_mode_of(flags);
+	for (i = 0; i < cnt; i++) {
+		int ret;
+
+		a->fds[i] = bpf_prog_get_fd_by_id(a->ids[i]);
+		a->n = i + 1;
+		if (a->fds[i] < 0) {
+			/* detached and freed since the query: let the caller retry */
+			ret = -errno;
+			devcg_attached_close(a);
+			return devcg_err(err, ret == -ENOENT ? -EAGAIN : ret,
+					 "cannot open program %u: %s", a->ids[i], why(ret));
+		}
+	}
+	return classify ? devcg_classify_attached(a, err) : 0;
+}
+
+/*
+ * On a unit's cgroup that devcg keeps in step with systemd, systemd's own
+ * program stays: devcg has widened the unit's DeviceAllow= so that it
+ * allows at least what devcg's filter allows, and systemd would attach it
+ * again on its next reload anyway. What remains is what devcg swaps.
+ */
+void devcg_leave_systemds(const struct devcg_cgroup *cg, struct attached *a)
+{
+	uint32_t i, n = 0;
+
+	if (!cg->unit[0])
+		return;
+	for (i = 0; i < a->n; i++) {
+		if (a->systemd[i]) {
+			close(a->fds[i]);
+			continue;
+		}
+		a->ids[n] = a->ids[i];
+		a->fds[n] = a->fds[i];
+		a->devcg[n] = a->devcg[i];
+		a->audit[n] = a->audit[i];
+		a->systemd[n++] = false;
+	}
+	a->n = n;
+}
+
+/*
+ * How many programs of A besides TARGET (devcg's, or -1) a swap without
+ * --force may not detach. Under no_systemd (devcg does not keep the unit
+ * in step, and looks up no unit) systemd's own program is still told
+ * apart by its name: devcg's filter takes its place, as it does when it is
+ * the only program, and systemd attaches it again on its next reload.
+ */
+uint32_t devcg_blocking(const struct attached *a, int target, bool no_systemd)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < a->n; i++)
+		n += (int)i != target && !(no_systemd && a->systemd[i]);
+	return n;
+}
+
+void devcg_list_ids(const struct attached *a, char *buf, size_t len)
+{
+	size_t off = 0;
+	uint32_t i;
+
+	buf[0] = '\0';
+	for (i = 0; i < a->n && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%u%s", i ? ", " : "", a->ids[i],
+					a->devcg[i] ? " (devcg)" : a->systemd[i] ? " (systemd's)" : "");
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/* The device programs attached to a cgroup (attached.c), for the swap
+ * (swap.c). Not part of the public API. */
+#ifndef DEVCG_ATTACHED_H
+#define DEVCG_ATTACHED_H
+
+#include "live/live.h"
+
+#define MAX_PROGS 64 /* BPF_CGROUP_MAX_PROGS */
+
+struct attached {
+	uint32_t mode; /* enum devcg_attach_mode */
+	uint32_t n;
+	uint32_t ids[MAX_PROGS];
+	int fds[MAX_PROGS];
+	bool devcg[MAX_PROGS];
+	bool audit[MAX_PROGS];
+	bool systemd[MAX_PROGS]; /* systemd's own device program */
+};
+
+void devcg_attached_close(struct attached *a);
+/* Which of the programs of A are devcg filters (and audit ones), and
+ * systemd's. */
+int devcg_classify_attached(struct attached *a, struct devcg_error *err);
+/* The ids of the device programs attached to the cgroup itself (no fds). */
+int devcg_query_ids(int cg_fd, struct attached *a, struct devcg_error *err);
+/* The device programs attached to the cgroup itself, with an fd for each;
+ * with CLASSIFY, which of them are devcg filters (and audit ones). */
+int devcg_query_attached(int cg_fd, bool classify, struct attached *a, struct devcg_error *err);
+/*
+ * On a unit's cgroup that devcg keeps in step with systemd, systemd's own
+ * program stays: devcg has widened the unit's DeviceAllow= so that it
+ * allows at least what devcg's filter allows, and systemd would attach it
+ * again on its next reload anyway. What remains is what devcg swaps.
+ */
+void devcg_leave_systemds(const struct devcg_cgroup *cg, struct attached *a);
+/*
+ * How many programs of A besides TARGET (devcg's, or -1) a swap without
+ * --force may not detach. Under no_systemd (devcg does not keep the unit
+ * in step, and looks up no unit) systemd's own program is still told
+ * apart by its name: devcg's filter takes its place, as it does when it is
+ * the only program, and systemd attaches it again on its next reload.
+ */
+uint32_t devcg_blocking(const struct attached *a, int target, bool no_systemd);
+void devcg_list_ids(const struct attached *a, char *buf, size_t len);
+
+#endif
