@@ -23,6 +23,7 @@ run() {
 	fi
 	rm -f "$out"
 }
+run layout tools/check-layout.sh "$build"
 run unit "$build/tests/unit"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	run unit-asan "$build/asan/unit"
