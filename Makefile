@@ -59,7 +59,7 @@ HEADERS  := include/devcg.h $(wildcard user/lib/*.h user/lib/*/*.h user/trace/*.
 UNIT_SRCS   := tests/harness.c $(wildcard tests/unit/*.c)
 KERNEL_SRCS := tests/harness.c tests/scratch.c tests/probe.c tests/reader.c $(wildcard tests/kernel/*.c)
 
-.PHONY: all bpf deps demo test unit-test kernel-test fuzz clean install uninstall deb
+.PHONY: all bpf deps demo test unit-test kernel-test check-docs fuzz clean install uninstall deb
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -162,6 +162,11 @@ kernel-test: $(BUILD)/tests/kernel $(BUILD)/devcg $(BUILD)/devcg-reader
 test: deps
 	$(Q)$(MAKE) --no-print-directory unit-test kernel-test
 	$(Q)tools/run-tests.sh $(BUILD)
+
+# Every link and repository path in the documentation resolves (also part of
+# `make test`).
+check-docs:
+	$(Q)tools/check-docs.sh
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
