@@ -19,7 +19,9 @@
 //   crafted  at about 10,000 and 100,000 rules chosen against the filter's
 //            hash (tests/crafted.h: all sharing one first slot under the
 //            old fixed multiplier, and 16 against each multiplier devcg
-//            then tries, so that its table is sorted), and random rules
+//            tries with the secret its source shows, 0, so that its table
+//            would be sorted), measured under a secret of the bench's own
+//            drawing, as every devcg process draws one; and random rules
 //            of the same number in the same rounds: devcg_replace()
 //            beside the floor, and the per-open cost.
 #include "devcg.h"
@@ -28,6 +30,8 @@
 #include "crafted.h"
 #include "reader.h"
 #include "scratch.h"
+
+#include <sys/random.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1173,20 +1177,34 @@ static void crafted_values(const char *cg, struct devcg_policy *a, struct devcg_
  */
 static void row_crafted(int n, json_t *row)
 {
-	struct devcg_policy *pol[2][2] = { { crafted_bench_policy(n, false, 1000), crafted_bench_policy(n, false, 3000) },
-					   { NULL, NULL } },
-			    *open_pol[2] = { crafted_bench_policy(n, true, 5000), NULL };
+	struct devcg_policy *pol[2][2], *open_pol[2];
 	int reps = quick ? 9 : n > 10000 ? 21 : 60, rounds = quick ? 3 : 9, ms = quick ? 30 : 50, i, k;
 	double *v[2], *fl[2], *ratio[2], *cpu[2], rd[2][16], none_ops[16];
 	char cg[2][4096], fcg[2][4096], none[4096], dev[2][4096];
-	int fcg_fd[2], prev[2] = { -1, -1 }, cnt = (int)devcg_policy_count(pol[0][0]);
+	int fcg_fd[2], prev[2] = { -1, -1 }, cnt;
 	unsigned int insns[2];
 	struct devcg_policy_value *pv;
 	struct devcg_table t;
 	void *val[2][2];
 	size_t vsize[2][2], size;
 	static const char *const kinds[2] = { "crafted", "random" };
+	uint32_t secret;
 
+	/* crafted as anyone can from devcg's source: against the multipliers
+	 * of secret 0, where the table is sorted; then a secret drawn as
+	 * devcg draws its own */
+	devcg_filter_hash_secret(0);
+	pol[0][0] = crafted_bench_policy(n, false, 1000);
+	pol[0][1] = crafted_bench_policy(n, false, 3000);
+	open_pol[0] = crafted_bench_policy(n, true, 5000);
+	if (devcg_filter_value(pol[0][0], false, &pv, &size, &t))
+		die("crafted");
+	json_object_set_new(row, "layout_secret_known", json_string(t.sorted ? "sorted" : "hash"));
+	free(pv);
+	if (getrandom(&secret, sizeof(secret), 0) != (ssize_t)sizeof(secret))
+		die("getrandom");
+	devcg_filter_hash_secret(secret);
+	cnt = (int)devcg_policy_count(pol[0][0]);
 	pol[1][0] = random_policy(cnt, false, (uint64_t)n + 21, NULL);
 	pol[1][1] = random_policy(cnt, false, (uint64_t)n + 22, NULL);
 	open_pol[1] = random_policy(cnt, true, (uint64_t)n + 23, NULL);

@@ -16,9 +16,12 @@
 #include "devcg_abi.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/random.h>
 #include <bpf/bpf.h>
 
 #define VERIFIER_LOG_BYTES (64 * 1024)
@@ -40,57 +43,42 @@ static bool matchable(const struct devcg_exception *ex, unsigned int *seg)
 }
 
 /*
- * The longest lookup the K tags TAGS would need in a table of 1 << BITS
- * slots filled under MULT by insert() (Robin Hood: in each run of slots
- * the keys lie in the order of their first slots, which makes the
- * longest lookup as short as any placement can), or more than
- * DEVCG_MAX_PROBES as soon as it is longer: counted, not placed, with a
- * byte a slot in COUNT, so that a try that fails touches no table. The
- * keys with first slot I lie after those carried from the slots before
- * it: their longest lookup is the carry in plus their count. Two sweeps:
- * the first starts with no carry (its carries are at most the true ones)
- * and ends with the true carry into slot 0, with which the second starts,
- * until a slot carries none (from there both sweeps agree).
+ * Where the K tags TAGS go in a table of 1 << BITS slots under MULT,
+ * filled by linear probing, Robin Hood (in each run of slots the keys lie
+ * in the order of their first slots, which makes the longest lookup as
+ * short as any placement can), in a byte a slot of AT: its low four bits
+ * count the keys whose first slot it is, its high four bits the keys of
+ * the slots before it that lie at it or after it (so the keys of first
+ * slot s lie that carry to carry + count - 1 slots past s). Returns the
+ * longest lookup, or more than DEVCG_MAX_PROBES when one is longer (then
+ * AT is of no use): counted, not placed, so that a try that fails touches
+ * no table. Two sweeps: the first starts with no carry (its carries are at
+ * most the true ones) and ends with the true carry into slot 0, with which
+ * the second starts, until a slot carries none (from there both sweeps
+ * agree). Counts and carries of a table that fits are at most
+ * DEVCG_MAX_PROBES: four bits each.
  */
-static unsigned int longest(const __u64 *tags, size_t k, unsigned int bits, __u64 mult, uint8_t *count)
+static unsigned int spread(const __u64 *tags, size_t k, unsigned int bits, __u64 mult, uint8_t *at)
 {
-	size_t n = (size_t)1 << bits, i, carry = 0, most = 0;
+	size_t n = (size_t)1 << bits, i, c = 0, most = 0;
 	int pass;
 
-	memset(count, 0, n);
+	memset(at, 0, n);
 	for (i = 0; i < k; i++)
-		if (++count[devcg_table_home(tags[i], mult, bits)] > DEVCG_MAX_PROBES)
+		if (++at[devcg_table_home(tags[i], mult, bits)] > DEVCG_MAX_PROBES)
 			return DEVCG_MAX_PROBES + 1;
+	/* without a branch on the counts (random: mispredicted) */
 	for (pass = 0; pass < 2; pass++)
-		for (i = 0; i < n && (!pass || carry); i++) {
-			if (count[i] && carry + count[i] > most) {
-				most = carry + count[i];
-				if (most > DEVCG_MAX_PROBES)
-					return DEVCG_MAX_PROBES + 1;
-			}
-			carry = carry + count[i] ? carry + count[i] - 1 : 0;
+		for (i = 0; i < n && (!pass || c); i++) {
+			size_t count = at[i] & 0xf, m;
+
+			at[i] = (uint8_t)(count | (c < 15 ? c : 15) << 4);
+			c += count;
+			m = count ? c : 0;
+			most = m > most ? m : most;
+			c -= c != 0;
 		}
-	return (unsigned int)most;
-}
-
-/* Put TAG in the table of 1 << BITS slots under MULT by linear probing
- * from its first slot, Robin Hood: a key further from its first slot
- * takes the place of one nearer to its own, which goes on. */
-static void insert(__u64 *slot, unsigned int bits, __u64 mult, __u64 tag)
-{
-	__u64 mask = (1ULL << bits) - 1, at = devcg_table_home(tag, mult, bits), d, there;
-
-	for (d = 0; slot[at]; at = (at + 1) & mask, d++) {
-		there = (at - devcg_table_home(slot[at], mult, bits)) & mask;
-		if (there < d) {
-			__u64 t = slot[at];
-
-			slot[at] = tag;
-			tag = t;
-			d = there;
-		}
-	}
-	slot[at] = tag;
+	return most > DEVCG_MAX_PROBES ? DEVCG_MAX_PROBES + 1 : (unsigned int)most;
 }
 
 /* Sort the K tags TAGS by key (their low 40 bits), a byte at a time; 0
@@ -125,12 +113,44 @@ static int sort_by_key(__u64 *tags, size_t k)
 	return 0;
 }
 
+/*
+ * The process's secret: the hash multipliers are mixed from it, so that
+ * keys cannot be chosen against them (the author of a container chooses
+ * its rules) by anyone who reads this source, and a sorted table is bad
+ * luck, not an attack. Drawn at first use; devcg_filter_hash_secret()
+ * sets it (tests, the bench).
+ */
+static pthread_once_t secret_once = PTHREAD_ONCE_INIT;
+static __u32 secret;
+
+static void draw_secret(void)
+{
+	struct timespec ts;
+	__u32 s;
+
+	if (getrandom(&s, sizeof(s), GRND_NONBLOCK) == (ssize_t)sizeof(s)) {
+		secret = s;
+		return;
+	}
+	/* no entropy yet (early boot) or no getrandom(): what differs
+	 * between processes, mixed */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	secret = (__u32)ts.tv_nsec * 0x85ebca6bU ^ (__u32)getpid() * 0xc2b2ae35U ^
+		 (__u32)(uintptr_t)&ts ^ (__u32)(uintptr_t)&secret_once;
+}
+
+void devcg_filter_hash_secret(__u32 s)
+{
+	pthread_once(&secret_once, draw_secret);
+	secret = s;
+}
+
 /* The Tth hash multiplier to try: odd, 32 bits (the filter multiplies by
- * an immediate), each mixed from T on its own (multiples of one number
- * would all be defeated by the same keys) */
+ * an immediate), each mixed from T and the secret on its own (multiples of
+ * one number would all be defeated by the same keys) */
 static __u64 multiplier(size_t t)
 {
-	__u32 x = (__u32)(t + 1) * DEVCG_HASH_MULT;
+	__u32 x = (__u32)(t + 1) * DEVCG_HASH_MULT ^ secret;
 
 	x ^= x >> 16;
 	x *= 0x85ebca6bU;
@@ -147,10 +167,10 @@ static bool any_any(__u64 tag)
 
 /*
  * The hash multiplier for the K tags TAGS in 1 << BITS slots: the first of
- * a fixed sequence under which no two of them share a first slot ('*:*'
- * keys aside), so that each lookup reads one slot, or the one under which
- * fewest do. It depends on the set of keys alone (devcg_table_of() finds
- * it again from a table). Each try is K hashes; the tries stop at about
+ * the process's sequence under which no two of them share a first slot
+ * ('*:*' keys aside), so that each lookup reads one slot, or the one under
+ * which fewest do. It depends on the set of keys and the secret alone
+ * (devcg_table_of() finds it again from a table the process filled). Each try is K hashes; the tries stop at about
  * 4,096 hashes.
  */
 static __u64 choose_mult(const __u64 *tags, size_t k, unsigned int bits)
@@ -240,6 +260,7 @@ int devcg_table_of(const struct devcg_policy_value *v, struct devcg_table *table
 
 	if (!tags)
 		return -ENOMEM;
+	pthread_once(&secret_once, draw_secret);
 	memset(table, 0, sizeof(*table));
 	table->any_access[0] = table->any_access[1] = -1;
 	for (i = 0; i < n; i++)
@@ -269,12 +290,12 @@ int devcg_table_of(const struct devcg_policy_value *v, struct devcg_table *table
  * The table of V (the K tags TAGS, the '*:*' ones last) in T: a hash table
  * under the first multiplier tried that puts every key fewer than
  * DEVCG_MAX_PROBES slots past its first, at the smallest size (or the
- * next one), or, where none does (keys chosen against the multipliers,
- * or many keys crowding), the tags sorted by key, the empty slots first,
- * for a binary search. A lookup reads at most DEVCG_MAX_PROBES slots of a
- * hash table, or bits + 1 of a sorted one (head.probes: more than
- * DEVCG_MAX_PROBES). Eight tries of K hashes and a byte a slot, one
- * placement and a sort at most, whatever the keys. *V is allocated here
+ * next one), or, where none does (bad luck: the multipliers are secret),
+ * the tags sorted by key, the empty slots first, for a binary search. A
+ * lookup reads at most DEVCG_MAX_PROBES slots of a hash table, or bits + 1
+ * of a sorted one (head.probes: more than DEVCG_MAX_PROBES). Eight tries
+ * of K hashes and a byte a slot, one placement (each key written once,
+ * where spread() says) or a sort, whatever the keys. *V is allocated here
  * with room for OTHERS exceptions after the table; 0 or -ENOMEM.
  */
 static int fill_table(const __u64 *tags, size_t k, size_t others, struct devcg_policy_value **out, size_t *size,
@@ -283,7 +304,7 @@ static int fill_table(const __u64 *tags, size_t k, size_t others, struct devcg_p
 	struct devcg_policy_value *v;
 	unsigned int bits = 1, last, j, probes = 0;
 	bool placed = false;
-	uint8_t *count;
+	uint8_t *at;
 	size_t i, n;
 
 	/* at most half full, and a sixteenth for small policies (up to 4,096
@@ -295,15 +316,17 @@ static int fill_table(const __u64 *tags, size_t k, size_t others, struct devcg_p
 	while ((1ULL << bits) < 2 * k || ((1ULL << bits) < 16 * k && bits < 12))
 		bits++;
 	last = bits < TABLE_BITS_MAX ? bits + 1 : bits;
-	count = malloc((size_t)1 << last);
-	if (!count)
+	/* the count and the carry of each slot (spread()): the only memory
+	 * besides the value, and small (the heap's, not fresh pages) */
+	at = malloc((size_t)1 << last);
+	if (!at)
 		return -ENOMEM;
 	for (; bits <= last && !placed; bits++)
 		for (j = 0; j < HASH_TRIES && !placed; j++) {
 			t->mult = candidate(tags, k, bits, j);
-			placed = longest(tags, k, bits, t->mult, count) <= DEVCG_MAX_PROBES;
+			probes = spread(tags, k, bits, t->mult, at);
+			placed = probes <= DEVCG_MAX_PROBES;
 		}
-	free(count);
 	if (placed) {
 		n = (size_t)1 << --bits;
 	} else {
@@ -316,22 +339,28 @@ static int fill_table(const __u64 *tags, size_t k, size_t others, struct devcg_p
 		t->mult = 0;
 	}
 	*size = sizeof(v->head) + n * sizeof(v->slot[0]) + others * sizeof(struct devcg_entry);
-	v = calloc(1, *size);
-	if (!v)
+	v = placed ? calloc(1, *size) : malloc(*size);
+	if (!v) {
+		free(at);
 		return -ENOMEM;
+	}
 	if (placed) {
-		for (i = 0; i < k; i++)
-			insert(v->slot, bits, t->mult, tags[i]);
-		for (i = 0; i < n; i++)
-			if (v->slot[i]) {
-				unsigned int d = (unsigned int)((i - devcg_table_home(v->slot[i], t->mult, bits)) & (n - 1));
+		/* the keys of first slot s at s + carry, s + carry + 1, ...
+		 * (counted down) */
+		for (i = 0; i < k; i++) {
+			size_t home = (size_t)devcg_table_home(tags[i], t->mult, bits);
+			unsigned int d = (unsigned int)(at[home] >> 4) + (at[home] & 0xf) - 1;
 
-				note(t, v->slot[i], d);
-				probes = d + 1 > probes ? d + 1 : probes;
-			}
+			at[home]--; /* its count: at least 1 */
+
+			v->slot[(home + d) & (n - 1)] = tags[i];
+			note(t, tags[i], d);
+		}
 	} else {
+		memset(v, 0, sizeof(v->head) + (n - k) * sizeof(v->slot[0]));
 		memcpy(&v->slot[n - k], tags, k * sizeof(*tags));
 		if (sort_by_key(&v->slot[n - k], k)) {
+			free(at);
 			free(v);
 			return -ENOMEM;
 		}
@@ -339,6 +368,7 @@ static int fill_table(const __u64 *tags, size_t k, size_t others, struct devcg_p
 			note(t, tags[i], 0);
 		probes = bits + 1;
 	}
+	free(at);
 	v->head.bits = bits;
 	v->head.probes = probes;
 	*out = v;
@@ -388,6 +418,7 @@ int devcg_filter_value(const struct devcg_policy *policy, bool audit, struct dev
 	free(ex);
 	memset(t, 0, sizeof(*t));
 	t->any_access[0] = t->any_access[1] = -1;
+	pthread_once(&secret_once, draw_secret);
 	ret = fill_table(tags, k, others, &v, size, t);
 	free(tags);
 	if (ret) {
