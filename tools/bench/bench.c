@@ -65,6 +65,16 @@ static const char *kernel_tests = "build/tests/kernel";
 static const char *outdir = "build/bench";
 static json_t *results;
 
+/* CPU time of this thread (user and system), ns: what a swap costs
+ * whatever else the machine runs */
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -565,7 +575,8 @@ static void row_replace(int n, json_t *row)
 	struct stats s;
 
 	double *fl = calloc((size_t)reps, sizeof(double)), *ratio = calloc((size_t)reps, sizeof(double)),
-	       *load = calloc((size_t)reps, sizeof(double)), *flp = calloc((size_t)reps, sizeof(double));
+	       *load = calloc((size_t)reps, sizeof(double)), *flp = calloc((size_t)reps, sizeof(double)),
+	       *cpu = calloc((size_t)reps, sizeof(double));
 	void *val[2];
 	size_t vsize[2];
 	char fcg[4096], pcg[4096];
@@ -591,15 +602,17 @@ static void row_replace(int n, json_t *row)
 	 * filter version (map, fill, freeze, load) */
 	for (i = 0; i < reps; i++) {
 		struct devcg_filter_version fv;
-		uint64_t t0 = now_ns();
+		uint64_t t0 = now_ns(), c0 = cpu_ns(), c1;
 
 		if (devcg_replace(cg, i % 2 ? a : b, NULL, NULL))
 			die("devcg_replace");
 		v[i] = (double)(now_ns() - t0) / 1e6;
+		c1 = cpu_ns();
 		t0 = now_ns();
 		floor_swap(fcg_fd, val[i % 2 ? 0 : 1], vsize[i % 2 ? 0 : 1], &prev, false);
 		fl[i] = (double)(now_ns() - t0) / 1e6;
 		ratio[i] = v[i] / fl[i];
+		cpu[i] = (double)(c1 - c0) / (double)(cpu_ns() - c1);
 		t0 = now_ns();
 		floor_swap(pcg_fd, val[i % 2 ? 0 : 1], vsize[i % 2 ? 0 : 1], &pprev, true);
 		flp[i] = (double)(now_ns() - t0) / 1e6;
@@ -617,20 +630,23 @@ static void row_replace(int n, json_t *row)
 	json_object_set_new(row, "replace_lib_ms", stats_json(s, "ms"));
 	json_object_set_new(row, "replace_floor_ms", stats_json(summarize(fl, reps), "ms"));
 	json_object_set_new(row, "replace_vs_floor", stats_json(summarize(ratio, reps), "x"));
+	json_object_set_new(row, "replace_vs_floor_cpu", stats_json(summarize(cpu, reps), "x"));
 	json_object_set_new(row, "filter_load_ms", stats_json(summarize(load, reps), "ms"));
 	json_object_set_new(row, "floor_devcg_prog_ms", stats_json(summarize(flp, reps), "ms"));
 	json_object_set_new(row, "policy_value_bytes", json_integer((json_int_t)vsize[0]));
 	json_object_set_new(row, "verified_insns", json_integer(verified_insns));
 	json_object_set_new(row, "floor_verified_insns", json_integer(floor_verified));
-	fprintf(stderr, "  %6d rules: devcg_replace %.3f ms median, p99 %.3f ms; floor %.3f ms; ratio %.2fx; "
-		"of which one filter version %.3f ms; the floor with devcg's program %.3f ms\n",
-		n, s.median, s.p99, fl[reps / 2], summarize(ratio, reps).median, load[reps / 2], flp[reps / 2]);
+	fprintf(stderr, "  %6d rules: devcg_replace %.3f ms median, p99 %.3f ms; floor %.3f ms; ratio %.2fx "
+		"(CPU time %.2fx); of which one filter version %.3f ms; the floor with devcg's program %.3f ms\n",
+		n, s.median, s.p99, fl[reps / 2], summarize(ratio, reps).median, summarize(cpu, reps).median,
+		load[reps / 2], flp[reps / 2]);
 	free(val[0]);
 	free(val[1]);
 	free(fl);
 	free(ratio);
 	free(load);
 	free(flp);
+	free(cpu);
 
 	snprintf(fa, sizeof(fa), "%s/rules-%d-a.txt", outdir, n);
 	snprintf(fb, sizeof(fb), "%s/rules-%d-b.txt", outdir, n);
@@ -1144,16 +1160,6 @@ static struct devcg_policy *crafted_bench_policy(int n, bool default_allow, uint
 	if (crafted_against_every_multiplier(p, false) < 0)
 		die("crafted policy: devcg still hashes it");
 	return p;
-}
-
-/* CPU time of this thread (user and system), ns: what a swap costs
- * whatever else the machine runs */
-static uint64_t cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* The policy map values of devcg's filter for A and B, as devcg_replace()
