@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <malloc.h>
 #include <sys/random.h>
 #include <bpf/bpf.h>
 
@@ -79,6 +80,109 @@ static unsigned int spread(const __u64 *tags, size_t k, unsigned int bits, __u64
 			c -= c != 0;
 		}
 	return most > DEVCG_MAX_PROBES ? DEVCG_MAX_PROBES + 1 : (unsigned int)most;
+}
+
+/*
+ * The memory of one version's value and scratch, kept by each thread for
+ * its next version: fresh pages cost a fault each (a microsecond or more,
+ * about 20 in this project's VM), and a value of 10,000 rules is 64 of
+ * them, as many for its scratch. Up to KEEP_SLOTS blocks of 4 KiB to
+ * KEEP_MAX bytes each (1 MiB: policies of up to about 30,000 rules),
+ * freed when the thread ends.
+ */
+#define KEEP_SLOTS 4
+#define KEEP_MAX (1024 * 1024)
+
+struct kept {
+	void *block[KEEP_SLOTS];
+};
+
+static pthread_key_t kept_key;
+static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
+static bool kept_ok;
+
+static void kept_free(void *arg)
+{
+	struct kept *k = arg;
+	int i;
+
+	for (i = 0; i < KEEP_SLOTS; i++)
+		free(k->block[i]);
+	free(k);
+}
+
+static void kept_init(void)
+{
+	kept_ok = !pthread_key_create(&kept_key, kept_free);
+}
+
+static struct kept *kept_mine(bool make)
+{
+	struct kept *k;
+
+	pthread_once(&kept_once, kept_init);
+	if (!kept_ok)
+		return NULL;
+	k = pthread_getspecific(kept_key);
+	if (!k && make && (k = calloc(1, sizeof(*k))) && pthread_setspecific(kept_key, k)) {
+		free(k);
+		k = NULL;
+	}
+	return k;
+}
+
+/* SIZE bytes: a kept block that holds them (the smallest), or malloc()'s */
+static void *take(size_t size)
+{
+	struct kept *k = kept_mine(false);
+	size_t best = (size_t)-1;
+	int i, at = -1;
+
+	if (size < 4096)
+		return malloc(size ? size : 1);
+	for (i = 0; k && i < KEEP_SLOTS; i++) {
+		size_t u = k->block[i] ? malloc_usable_size(k->block[i]) : 0;
+
+		if (u >= size && u < best) {
+			best = u;
+			at = i;
+		}
+	}
+	if (at >= 0) {
+		void *p = k->block[at];
+
+		k->block[at] = NULL;
+		return p;
+	}
+	return malloc(size ? size : 1);
+}
+
+/* Give P (from take() or malloc()) back: kept when there is room, the
+ * smallest kept block freed for a larger one */
+static void give(void *p)
+{
+	struct kept *k;
+	size_t size = p ? malloc_usable_size(p) : 0, least = (size_t)-1;
+	int i, at = -1;
+
+	if (!p || size < 4096 || size > KEEP_MAX || !(k = kept_mine(true))) {
+		free(p);
+		return;
+	}
+	for (i = 0; i < KEEP_SLOTS; i++) {
+		size_t u = k->block[i] ? malloc_usable_size(k->block[i]) : 0;
+
+		if (u < least) {
+			least = u;
+			at = i;
+		}
+	}
+	if (least >= size) {
+		free(p);
+		return;
+	}
+	free(k->block[at]);
+	k->block[at] = p;
 }
 
 /* Sort the K tags TAGS by key (their low 40 bits), a byte at a time; 0
@@ -296,10 +400,11 @@ int devcg_table_of(const struct devcg_policy_value *v, struct devcg_table *table
  * of a sorted one (head.probes: more than DEVCG_MAX_PROBES). Eight tries
  * of K hashes and a byte a slot, one placement (each key written once,
  * where spread() says) or a sort, whatever the keys. *V is allocated here
- * with room for OTHERS exceptions after the table; 0 or -ENOMEM.
+ * with room for OTHERS exceptions after the table (by take() when KEEP,
+ * else malloc()); 0 or -ENOMEM.
  */
 static int fill_table(const __u64 *tags, size_t k, size_t others, struct devcg_policy_value **out, size_t *size,
-		      struct devcg_table *t)
+		      struct devcg_table *t, bool keep)
 {
 	struct devcg_policy_value *v;
 	unsigned int bits = 1, last, j, probes = 0;
@@ -318,7 +423,7 @@ static int fill_table(const __u64 *tags, size_t k, size_t others, struct devcg_p
 	last = bits < TABLE_BITS_MAX ? bits + 1 : bits;
 	/* the count and the carry of each slot (spread()): the only memory
 	 * besides the value, and small (the heap's, not fresh pages) */
-	at = malloc((size_t)1 << last);
+	at = take((size_t)1 << last);
 	if (!at)
 		return -ENOMEM;
 	for (; bits <= last && !placed; bits++)
@@ -339,20 +444,22 @@ static int fill_table(const __u64 *tags, size_t k, size_t others, struct devcg_p
 		t->mult = 0;
 	}
 	*size = sizeof(v->head) + n * sizeof(v->slot[0]) + others * sizeof(struct devcg_entry);
-	v = placed ? calloc(1, *size) : malloc(*size);
+	v = keep ? take(*size) : malloc(*size);
 	if (!v) {
-		free(at);
+		give(at);
 		return -ENOMEM;
 	}
+	if (placed)
+		memset(v, 0, *size);
 	if (placed) {
-		/* the keys of first slot s at s + carry, s + carry + 1, ...
-		 * (counted down) */
-		for (i = 0; i < k; i++) {
+		/* the keys of first slot s at s + carry, s + carry + 1, ...,
+		 * counted down from the last key: a '*:*' key (last in TAGS)
+		 * lies after the others of its first slot */
+		for (i = k; i-- > 0;) {
 			size_t home = (size_t)devcg_table_home(tags[i], t->mult, bits);
 			unsigned int d = (unsigned int)(at[home] >> 4) + (at[home] & 0xf) - 1;
 
 			at[home]--; /* its count: at least 1 */
-
 			v->slot[(home + d) & (n - 1)] = tags[i];
 			note(t, tags[i], d);
 		}
@@ -360,35 +467,37 @@ static int fill_table(const __u64 *tags, size_t k, size_t others, struct devcg_p
 		memset(v, 0, sizeof(v->head) + (n - k) * sizeof(v->slot[0]));
 		memcpy(&v->slot[n - k], tags, k * sizeof(*tags));
 		if (sort_by_key(&v->slot[n - k], k)) {
-			free(at);
-			free(v);
+			give(at);
+			keep ? give(v) : free(v);
 			return -ENOMEM;
 		}
 		for (i = 0; i < k; i++)
 			note(t, tags[i], 0);
 		probes = bits + 1;
 	}
-	free(at);
+	give(at);
 	v->head.bits = bits;
 	v->head.probes = probes;
 	*out = v;
 	return 0;
 }
 
-int devcg_filter_value(const struct devcg_policy *policy, bool audit, struct devcg_policy_value **out,
-		       size_t *size, struct devcg_table *t)
+/* devcg_filter_value(), the value from take() when KEEP (then give() it
+ * back) */
+static int filter_value(const struct devcg_policy *policy, bool audit, struct devcg_policy_value **out,
+			size_t *size, struct devcg_table *t, bool keep)
 {
 	size_t n = devcg_policy_count(policy), i, k = 0, others;
-	struct devcg_exception *ex = malloc((n ? n : 1) * sizeof(*ex));
-	__u64 *tags = malloc((n ? n : 1) * sizeof(*tags));
+	struct devcg_exception *ex = take(n * sizeof(*ex));
+	__u64 *tags = take(n * sizeof(*tags));
 	struct devcg_policy_value *v = NULL;
 	struct devcg_entry *far, *rest;
 	unsigned int seg, present = 0, pass;
 	int ret;
 
 	if (!ex || !tags) {
-		free(ex);
-		free(tags);
+		give(ex);
+		give(tags);
 		return -ENOMEM;
 	}
 	devcg_policy_collect(policy, ex);
@@ -401,35 +510,34 @@ int devcg_filter_value(const struct devcg_policy *policy, bool audit, struct dev
 						      ex[i].minor == DEVCG_ANY ? 0 : ex[i].minor);
 			}
 	others = n - k;
-	/* the exceptions no request can match, set aside so that EX is
-	 * freed before the table is filled: with EX, the count array and
-	 * the value all live at once, the heap grew past glibc's trim
-	 * threshold and was given back (and faulted in again) each call */
-	rest = malloc((others ? others : 1) * sizeof(*rest));
+	/* the exceptions no request can match, set aside so that EX's
+	 * memory is given back before the table is filled (its block may
+	 * hold the table's scratch) */
+	rest = take(others * sizeof(*rest));
 	if (!rest) {
-		free(ex);
-		free(tags);
+		give(ex);
+		give(tags);
 		return -ENOMEM;
 	}
 	for (i = 0, others = 0; i < n; i++)
 		if (!matchable(&ex[i], &seg))
 			rest[others++] = (struct devcg_entry){ .type = ex[i].type, .major = ex[i].major,
 							       .minor = ex[i].minor, .access = ex[i].access };
-	free(ex);
+	give(ex);
 	memset(t, 0, sizeof(*t));
 	t->any_access[0] = t->any_access[1] = -1;
 	pthread_once(&secret_once, draw_secret);
-	ret = fill_table(tags, k, others, &v, size, t);
-	free(tags);
+	ret = fill_table(tags, k, others, &v, size, t, keep);
+	give(tags);
 	if (ret) {
-		free(rest);
+		give(rest);
 		return ret;
 	}
 	far = (struct devcg_entry *)&v->slot[(size_t)1 << v->head.bits];
 	if (others)
 		memcpy(far, rest, others * sizeof(*rest));
 	v->head.others = (__u32)others;
-	free(rest);
+	give(rest);
 	v->head.magic = DEVCG_MAGIC;
 	v->head.abi = DEVCG_ABI_VERSION;
 	v->head.default_allow = devcg_policy_default_allow(policy);
@@ -438,6 +546,12 @@ int devcg_filter_value(const struct devcg_policy *policy, bool audit, struct dev
 	v->head.present = present;
 	*out = v;
 	return 0;
+}
+
+int devcg_filter_value(const struct devcg_policy *policy, bool audit, struct devcg_policy_value **out,
+		       size_t *size, struct devcg_table *t)
+{
+	return filter_value(policy, audit, out, size, t, false);
 }
 
 /* The policy map of one version, filled with V (SIZE bytes) and frozen:
@@ -560,7 +674,7 @@ int devcg_filter_load(const struct devcg_policy *policy, bool audit, int audit_f
 	if (devcg_policy_count(policy) > DEVCG_MAX_RULES)
 		return devcg_err(err, -E2BIG, "the policy has %zu exceptions; at most %d fit",
 				 devcg_policy_count(policy), DEVCG_MAX_RULES);
-	if (devcg_filter_value(policy, audit, &v, &size, &table))
+	if (filter_value(policy, audit, &v, &size, &table, true))
 		return devcg_err(err, -ENOMEM, "out of memory");
 	devcg_bpf_log_begin(&bl);
 	ret = fds[MAP_POLICY] = policy_map(v, size, fail_at, err);
@@ -568,7 +682,7 @@ int devcg_filter_load(const struct devcg_policy *policy, bool audit, int audit_f
 		ret = audit_maps(audit_from, fds, err);
 	if (ret >= 0)
 		ret = out->prog_fd = load_program(v, &table, audit, fds, fail_at, err);
-	free(v);
+	give(v);
 	/* the program holds its maps from here on */
 	for (i = 0; i < MAP_KINDS; i++)
 		if (fds[i] >= 0)
