@@ -263,7 +263,8 @@ static __u64 multiplier(size_t t)
 }
 
 /* A '*:*' key: its access is a constant of the program but for --audit,
- * so it is inserted last and counts for no multiplier */
+ * so it is placed last, and the multiplier search counts only the slots
+ * it takes */
 static bool any_any(__u64 tag)
 {
 	return (DEVCG_TAG_SEGMENT(tag) & 3) == 3;
@@ -272,8 +273,8 @@ static bool any_any(__u64 tag)
 /*
  * The hash multiplier for the K tags TAGS in 1 << BITS slots: the first of
  * the process's sequence under which no two of them share a first slot
- * ('*:*' keys aside), so that each lookup reads one slot, or the one under
- * which fewest do. It depends on the set of keys and the secret alone
+ * (nor one with the slots the '*:*' keys take, which need no lookup), so
+ * that each lookup reads one slot, or the one under which fewest do. It depends on the set of keys and the secret alone
  * (devcg_table_of() finds it again from a table the process filled). Each try is K hashes; the tries stop at about
  * 4,096 hashes.
  */
@@ -292,8 +293,15 @@ static __u64 choose_mult(const __u64 *tags, size_t k, unsigned int bits)
 	memset(taken, 0, (size_t)1 << bits);
 	for (t = 0; t < tries && least; t++) {
 		__u64 mult = multiplier(t);
-		size_t shared = 0;
+		size_t shared = 0, j = 0;
 
+		/* the '*:*' keys lie at their first slot and the next: a key
+		 * there would be moved (wherever they are in TAGS: a table's
+		 * own order in devcg_table_of()) */
+		for (i = 0; i < k; i++)
+			if (any_any(tags[i]))
+				taken[(devcg_table_home(tags[i], mult, bits) + j++) & (((size_t)1 << bits) - 1)] =
+					(uint8_t)(t + 1);
 		for (i = 0; i < k && shared < least; i++) {
 			__u64 at = devcg_table_home(tags[i], mult, bits);
 
