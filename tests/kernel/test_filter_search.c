@@ -17,7 +17,9 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 
@@ -334,4 +336,92 @@ TEST(control_a_sorted_filter_missing_one_exception_is_caught)
 	devcg_policy_free(pol);
 	devcg_policy_free(less);
 	teardown(&b);
+}
+
+/* The hash multiplier of the devcg filter attached to CG: the immediate
+ * of its first multiply (the filter hashes each key shape by one). */
+static uint32_t attached_multiplier(const char *cg)
+{
+	struct bpf_insn insns[DEVCG_PROGRAM_MAX_INSNS];
+	struct bpf_prog_info info = { 0 };
+	__u32 ids[4], cnt = 4, flags = 0, len = sizeof(info), i;
+	int fd = open(cg, O_RDONLY | O_DIRECTORY), pfd;
+
+	CHECK(fd >= 0);
+	CHECK(!bpf_prog_query(fd, BPF_CGROUP_DEVICE, 0, &flags, ids, &cnt));
+	close(fd);
+	CHECK_INT(cnt, 1);
+	pfd = bpf_prog_get_fd_by_id(ids[0]);
+	CHECK(pfd >= 0);
+	info.xlated_prog_insns = (__u64)(uintptr_t)insns;
+	info.xlated_prog_len = sizeof(insns);
+	CHECK(!bpf_obj_get_info_by_fd(pfd, &info, &len));
+	close(pfd);
+	for (i = 0; i < info.xlated_prog_len / sizeof(insns[0]); i++)
+		if (insns[i].code == (BPF_ALU | BPF_MUL | BPF_K))
+			return (uint32_t)insns[i].imm;
+	CHECK_MSG(false, "no multiply in the program of %s", cg);
+	return 0;
+}
+
+/* `devcg replace CG RULES...` as its own process: 0 when it succeeded. */
+static int cli_replace(const char *cg, const char *rule)
+{
+	const char *bin = getenv("DEVCG") ? getenv("DEVCG") : "build/devcg";
+	int st;
+	pid_t pid = fork();
+
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		dup2(null, 2);
+		execl(bin, bin, "replace", "--no-systemd", cg, "deny a", rule, (char *)NULL);
+		_exit(127);
+	}
+	CHECK(waitpid(pid, &st, 0) == pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Each devcg process hashes under multipliers of its own secret, so that
+ * keys chosen against the multipliers devcg's source gives (or against
+ * another process's) are not against its own: the same rules installed by
+ * two `devcg replace` processes are hashed under different multipliers. */
+TEST(two_devcg_processes_hash_the_same_rules_under_different_multipliers)
+{
+	char cg[PATH_MAX];
+	uint32_t first, second;
+
+	need_root_and_v2();
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	CHECK_INT(cli_replace(cg, "allow c 5:1 rwm"), 0);
+	first = attached_multiplier(cg);
+	CHECK_INT(cli_replace(cg, "allow c 5:1 rwm"), 0);
+	second = attached_multiplier(cg);
+	printf("    multipliers 0x%08x and 0x%08x\n", first, second);
+	CHECK(first != second);
+	CHECK_INT(scratch_cgroup_remove(cg), 0);
+}
+
+/* Control: within one process the secret stays, so the same rules get the
+ * same multiplier, and the comparison above sees it. */
+TEST(control_one_process_hashes_the_same_rules_under_one_multiplier)
+{
+	struct devcg_policy *pol = devcg_policy_new();
+	char cg[PATH_MAX];
+	uint32_t first;
+
+	need_root_and_v2();
+	CHECK(pol);
+	/* as the command's rules: deny a, allow c 5:1 rwm */
+	add(pol, DEVCG_VERB_DENY, DEVCG_ALL, DEVCG_ANY, DEVCG_ANY, DEVCG_ACC_ALL);
+	add(pol, DEVCG_VERB_ALLOW, DEVCG_CHAR, 5, 1, DEVCG_ACC_ALL);
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	CHECK(!devcg_replace(cg, pol, NULL, NULL));
+	first = attached_multiplier(cg);
+	CHECK(!devcg_replace(cg, pol, NULL, NULL));
+	CHECK_INT(attached_multiplier(cg), first);
+	devcg_policy_free(pol);
+	CHECK_INT(scratch_cgroup_remove(cg), 0);
 }

@@ -12,6 +12,7 @@
 #include "internal.h"
 #include "crafted.h"
 
+#include <sys/random.h>
 #include <linux/bpf.h>
 
 #define POLICY_FD 3
@@ -442,12 +443,23 @@ UTEST(control_a_program_that_skips_the_access_check_is_caught)
 	devcg_policy_free(p);
 }
 
+/* A secret of its own again for this process, as devcg draws one. */
+static void draw_secret_again(void)
+{
+	__u32 secret;
+
+	CHECK(getrandom(&secret, sizeof(secret), 0) == (ssize_t)sizeof(secret));
+	devcg_filter_hash_secret(secret);
+}
+
 /*
  * runc's default list (and one GPU) on default deny: exact keys and minor
  * '*' keys of both types. Its program fits one page of the verifier's data
  * for each instruction (46 of 88 bytes in Linux 6.18): the next page costs
  * a load about as much as 60 instructions within a page (Performance in
- * README.md). The audit variant branches to its report.
+ * README.md), whatever secret the process drew (its '*:*' keys take slots
+ * the multiplier search must leave to them: one in 19 secrets moved a key
+ * before). The audit variant branches to its report.
  */
 UTEST(a_container_policy_fits_one_page_of_verifier_data_and_only_audit_branches)
 {
@@ -459,9 +471,17 @@ UTEST(a_container_policy_fits_one_page_of_verifier_data_and_only_audit_branches)
 					   "allow c 226:0 rw\nallow b 8:* r\n");
 	struct built b, a;
 	size_t asked = 0;
+	__u32 s;
 
+	for (s = 0; s < 1000; s++) {
+		devcg_filter_hash_secret(s * 2654435761u);
+		build(p, false, &b);
+		CHECK_MSG(b.cnt <= 4096 / 88, "secret 0x%08x: %zu instructions", s * 2654435761u, b.cnt);
+		unbuild(&b);
+	}
+	draw_secret_again();
 	build(p, false, &b);
-	printf("    %zu instructions, %zu exceptions\n", b.cnt, devcg_policy_count(p));
+	printf("    %zu instructions, %zu exceptions (and under 1,000 other secrets)\n", b.cnt, devcg_policy_count(p));
 	CHECK(b.cnt <= 4096 / 88);
 	CHECK_INT(jumps(&b), 0);
 	CHECK_INT(disagreements(&b, p, devcg_policy_count(p), &asked), 0);
@@ -581,7 +601,7 @@ UTEST(keys_crafted_against_the_old_fixed_multiplier_get_bounded_lookups_a_short_
 }
 
 /* Keys chosen against each multiplier devcg tries in turn (read from its
- * programs) defeat them all: the table is then sorted, and a lookup is a
+ * programs: by one who knows the process's secret) defeat them all: the table is then sorted, and a lookup is a
  * binary search of a bounded number of slots. */
 UTEST(keys_crafted_against_every_multiplier_get_a_sorted_table_whose_search_decides_as_the_model)
 {
@@ -616,6 +636,58 @@ UTEST(keys_crafted_against_every_multiplier_get_a_sorted_table_whose_search_deci
 		devcg_policy_free(p);
 	}
 	printf("    %zu requests, all as the model\n", asked);
+}
+
+/* Keys chosen as anyone can choose them from devcg's source (against
+ * every multiplier it tries with the secret 0) are hashed under the
+ * multipliers of another secret, as each devcg process draws its own:
+ * lookups of at most DEVCG_MAX_PROBES slots, decided as the model. */
+UTEST(keys_crafted_against_the_multipliers_of_a_known_secret_are_hashed_under_another)
+{
+	static const __u32 secrets[] = { 1, 0x2545f491, 0x9e3779b9, 0xdeadbeef, 0x7fffffff, 0xffffffff };
+	size_t s, asked = 0;
+	int d;
+
+	for (d = 0; d < 2; d++) {
+		struct devcg_policy *p = crafted_policy(3000, d);
+
+		CHECK(p);
+		other_shapes(p);
+		devcg_filter_hash_secret(0);
+		CHECK(crafted_against_every_multiplier(p, false) >= 0);
+		for (s = 0; s < sizeof(secrets) / sizeof(*secrets); s++) {
+			struct built b;
+
+			devcg_filter_hash_secret(secrets[s]);
+			build(p, false, &b);
+			CHECK_MSG(!b.table.sorted, "secret 0x%08x: sorted", secrets[s]);
+			CHECK_MSG(b.v->head.probes <= DEVCG_MAX_PROBES, "secret 0x%08x: lookups of %u slots",
+				  secrets[s], b.v->head.probes);
+			CHECK_INT(disagreements(&b, p, devcg_policy_count(p), &asked), 0);
+			unbuild(&b);
+		}
+		devcg_policy_free(p);
+	}
+	draw_secret_again();
+	printf("    %zu requests, all as the model\n", asked);
+}
+
+/* Control: under the secret they were chosen against, the same keys
+ * defeat every multiplier tried, and the table is sorted. */
+UTEST(control_keys_crafted_against_the_multipliers_of_a_known_secret_defeat_them)
+{
+	struct devcg_policy *p = crafted_policy(3000, false);
+	struct built b;
+
+	CHECK(p);
+	other_shapes(p);
+	devcg_filter_hash_secret(0);
+	CHECK(crafted_against_every_multiplier(p, false) >= 0);
+	build(p, false, &b);
+	CHECK(b.table.sorted);
+	unbuild(&b);
+	devcg_policy_free(p);
+	draw_secret_again();
 }
 
 /* Control: a search that halves its range one step too soon (its first

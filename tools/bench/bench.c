@@ -19,7 +19,9 @@
 //   crafted  at about 10,000 and 100,000 rules chosen against the filter's
 //            hash (tests/crafted.h: all sharing one first slot under the
 //            old fixed multiplier, and 16 against each multiplier devcg
-//            then tries, so that its table is sorted), and random rules
+//            tries with the secret its source shows, 0, so that its table
+//            would be sorted), measured under a secret of the bench's own
+//            drawing, as every devcg process draws one; and random rules
 //            of the same number in the same rounds: devcg_replace()
 //            beside the floor, and the per-open cost.
 #include "devcg.h"
@@ -28,6 +30,8 @@
 #include "crafted.h"
 #include "reader.h"
 #include "scratch.h"
+
+#include <sys/random.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -60,6 +64,16 @@ static const char *devcg_bin = "build/devcg";
 static const char *kernel_tests = "build/tests/kernel";
 static const char *outdir = "build/bench";
 static json_t *results;
+
+/* CPU time of this thread (user and system), ns: what a swap costs
+ * whatever else the machine runs */
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static uint64_t now_ns(void)
 {
@@ -561,7 +575,8 @@ static void row_replace(int n, json_t *row)
 	struct stats s;
 
 	double *fl = calloc((size_t)reps, sizeof(double)), *ratio = calloc((size_t)reps, sizeof(double)),
-	       *load = calloc((size_t)reps, sizeof(double)), *flp = calloc((size_t)reps, sizeof(double));
+	       *load = calloc((size_t)reps, sizeof(double)), *flp = calloc((size_t)reps, sizeof(double)),
+	       *cpu = calloc((size_t)reps, sizeof(double));
 	void *val[2];
 	size_t vsize[2];
 	char fcg[4096], pcg[4096];
@@ -587,15 +602,17 @@ static void row_replace(int n, json_t *row)
 	 * filter version (map, fill, freeze, load) */
 	for (i = 0; i < reps; i++) {
 		struct devcg_filter_version fv;
-		uint64_t t0 = now_ns();
+		uint64_t t0 = now_ns(), c0 = cpu_ns(), c1;
 
 		if (devcg_replace(cg, i % 2 ? a : b, NULL, NULL))
 			die("devcg_replace");
 		v[i] = (double)(now_ns() - t0) / 1e6;
+		c1 = cpu_ns();
 		t0 = now_ns();
 		floor_swap(fcg_fd, val[i % 2 ? 0 : 1], vsize[i % 2 ? 0 : 1], &prev, false);
 		fl[i] = (double)(now_ns() - t0) / 1e6;
 		ratio[i] = v[i] / fl[i];
+		cpu[i] = (double)(c1 - c0) / (double)(cpu_ns() - c1);
 		t0 = now_ns();
 		floor_swap(pcg_fd, val[i % 2 ? 0 : 1], vsize[i % 2 ? 0 : 1], &pprev, true);
 		flp[i] = (double)(now_ns() - t0) / 1e6;
@@ -613,20 +630,23 @@ static void row_replace(int n, json_t *row)
 	json_object_set_new(row, "replace_lib_ms", stats_json(s, "ms"));
 	json_object_set_new(row, "replace_floor_ms", stats_json(summarize(fl, reps), "ms"));
 	json_object_set_new(row, "replace_vs_floor", stats_json(summarize(ratio, reps), "x"));
+	json_object_set_new(row, "replace_vs_floor_cpu", stats_json(summarize(cpu, reps), "x"));
 	json_object_set_new(row, "filter_load_ms", stats_json(summarize(load, reps), "ms"));
 	json_object_set_new(row, "floor_devcg_prog_ms", stats_json(summarize(flp, reps), "ms"));
 	json_object_set_new(row, "policy_value_bytes", json_integer((json_int_t)vsize[0]));
 	json_object_set_new(row, "verified_insns", json_integer(verified_insns));
 	json_object_set_new(row, "floor_verified_insns", json_integer(floor_verified));
-	fprintf(stderr, "  %6d rules: devcg_replace %.3f ms median, p99 %.3f ms; floor %.3f ms; ratio %.2fx; "
-		"of which one filter version %.3f ms; the floor with devcg's program %.3f ms\n",
-		n, s.median, s.p99, fl[reps / 2], summarize(ratio, reps).median, load[reps / 2], flp[reps / 2]);
+	fprintf(stderr, "  %6d rules: devcg_replace %.3f ms median, p99 %.3f ms; floor %.3f ms; ratio %.2fx "
+		"(CPU time %.2fx); of which one filter version %.3f ms; the floor with devcg's program %.3f ms\n",
+		n, s.median, s.p99, fl[reps / 2], summarize(ratio, reps).median, summarize(cpu, reps).median,
+		load[reps / 2], flp[reps / 2]);
 	free(val[0]);
 	free(val[1]);
 	free(fl);
 	free(ratio);
 	free(load);
 	free(flp);
+	free(cpu);
 
 	snprintf(fa, sizeof(fa), "%s/rules-%d-a.txt", outdir, n);
 	snprintf(fb, sizeof(fb), "%s/rules-%d-b.txt", outdir, n);
@@ -1142,16 +1162,6 @@ static struct devcg_policy *crafted_bench_policy(int n, bool default_allow, uint
 	return p;
 }
 
-/* CPU time of this thread (user and system), ns: what a swap costs
- * whatever else the machine runs */
-static uint64_t cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* The policy map values of devcg's filter for A and B, as devcg_replace()
  * installs them on CG (what the floor holds too). */
 static void crafted_values(const char *cg, struct devcg_policy *a, struct devcg_policy *b, void *val[2],
@@ -1173,20 +1183,34 @@ static void crafted_values(const char *cg, struct devcg_policy *a, struct devcg_
  */
 static void row_crafted(int n, json_t *row)
 {
-	struct devcg_policy *pol[2][2] = { { crafted_bench_policy(n, false, 1000), crafted_bench_policy(n, false, 3000) },
-					   { NULL, NULL } },
-			    *open_pol[2] = { crafted_bench_policy(n, true, 5000), NULL };
+	struct devcg_policy *pol[2][2], *open_pol[2];
 	int reps = quick ? 9 : n > 10000 ? 21 : 60, rounds = quick ? 3 : 9, ms = quick ? 30 : 50, i, k;
 	double *v[2], *fl[2], *ratio[2], *cpu[2], rd[2][16], none_ops[16];
 	char cg[2][4096], fcg[2][4096], none[4096], dev[2][4096];
-	int fcg_fd[2], prev[2] = { -1, -1 }, cnt = (int)devcg_policy_count(pol[0][0]);
+	int fcg_fd[2], prev[2] = { -1, -1 }, cnt;
 	unsigned int insns[2];
 	struct devcg_policy_value *pv;
 	struct devcg_table t;
 	void *val[2][2];
 	size_t vsize[2][2], size;
 	static const char *const kinds[2] = { "crafted", "random" };
+	uint32_t secret;
 
+	/* crafted as anyone can from devcg's source: against the multipliers
+	 * of secret 0, where the table is sorted; then a secret drawn as
+	 * devcg draws its own */
+	devcg_filter_hash_secret(0);
+	pol[0][0] = crafted_bench_policy(n, false, 1000);
+	pol[0][1] = crafted_bench_policy(n, false, 3000);
+	open_pol[0] = crafted_bench_policy(n, true, 5000);
+	if (devcg_filter_value(pol[0][0], false, &pv, &size, &t))
+		die("crafted");
+	json_object_set_new(row, "layout_secret_known", json_string(t.sorted ? "sorted" : "hash"));
+	free(pv);
+	if (getrandom(&secret, sizeof(secret), 0) != (ssize_t)sizeof(secret))
+		die("getrandom");
+	devcg_filter_hash_secret(secret);
+	cnt = (int)devcg_policy_count(pol[0][0]);
 	pol[1][0] = random_policy(cnt, false, (uint64_t)n + 21, NULL);
 	pol[1][1] = random_policy(cnt, false, (uint64_t)n + 22, NULL);
 	open_pol[1] = random_policy(cnt, true, (uint64_t)n + 23, NULL);

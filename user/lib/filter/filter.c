@@ -16,9 +16,13 @@
 #include "devcg_abi.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <malloc.h>
+#include <sys/random.h>
 #include <bpf/bpf.h>
 
 #define VERIFIER_LOG_BYTES (64 * 1024)
@@ -40,57 +44,145 @@ static bool matchable(const struct devcg_exception *ex, unsigned int *seg)
 }
 
 /*
- * The longest lookup the K tags TAGS would need in a table of 1 << BITS
- * slots filled under MULT by insert() (Robin Hood: in each run of slots
- * the keys lie in the order of their first slots, which makes the
- * longest lookup as short as any placement can), or more than
- * DEVCG_MAX_PROBES as soon as it is longer: counted, not placed, with a
- * byte a slot in COUNT, so that a try that fails touches no table. The
- * keys with first slot I lie after those carried from the slots before
- * it: their longest lookup is the carry in plus their count. Two sweeps:
- * the first starts with no carry (its carries are at most the true ones)
- * and ends with the true carry into slot 0, with which the second starts,
- * until a slot carries none (from there both sweeps agree).
+ * Where the K tags TAGS go in a table of 1 << BITS slots under MULT,
+ * filled by linear probing, Robin Hood (in each run of slots the keys lie
+ * in the order of their first slots, which makes the longest lookup as
+ * short as any placement can), in a byte a slot of AT: its low four bits
+ * count the keys whose first slot it is, its high four bits the keys of
+ * the slots before it that lie at it or after it (so the keys of first
+ * slot s lie that carry to carry + count - 1 slots past s). Returns the
+ * longest lookup, or more than DEVCG_MAX_PROBES when one is longer (then
+ * AT is of no use): counted, not placed, so that a try that fails touches
+ * no table. Two sweeps: the first starts with no carry (its carries are at
+ * most the true ones) and ends with the true carry into slot 0, with which
+ * the second starts, until a slot carries none (from there both sweeps
+ * agree). Counts and carries of a table that fits are at most
+ * DEVCG_MAX_PROBES: four bits each.
  */
-static unsigned int longest(const __u64 *tags, size_t k, unsigned int bits, __u64 mult, uint8_t *count)
+static unsigned int spread(const __u64 *tags, size_t k, unsigned int bits, __u64 mult, uint8_t *at)
 {
-	size_t n = (size_t)1 << bits, i, carry = 0, most = 0;
+	size_t n = (size_t)1 << bits, i, c = 0, most = 0;
 	int pass;
 
-	memset(count, 0, n);
+	memset(at, 0, n);
 	for (i = 0; i < k; i++)
-		if (++count[devcg_table_home(tags[i], mult, bits)] > DEVCG_MAX_PROBES)
+		if (++at[devcg_table_home(tags[i], mult, bits)] > DEVCG_MAX_PROBES)
 			return DEVCG_MAX_PROBES + 1;
+	/* without a branch on the counts (random: mispredicted) */
 	for (pass = 0; pass < 2; pass++)
-		for (i = 0; i < n && (!pass || carry); i++) {
-			if (count[i] && carry + count[i] > most) {
-				most = carry + count[i];
-				if (most > DEVCG_MAX_PROBES)
-					return DEVCG_MAX_PROBES + 1;
-			}
-			carry = carry + count[i] ? carry + count[i] - 1 : 0;
+		for (i = 0; i < n && (!pass || c); i++) {
+			size_t count = at[i] & 0xf, m;
+
+			at[i] = (uint8_t)(count | (c < 15 ? c : 15) << 4);
+			c += count;
+			m = count ? c : 0;
+			most = m > most ? m : most;
+			c -= c != 0;
 		}
-	return (unsigned int)most;
+	return most > DEVCG_MAX_PROBES ? DEVCG_MAX_PROBES + 1 : (unsigned int)most;
 }
 
-/* Put TAG in the table of 1 << BITS slots under MULT by linear probing
- * from its first slot, Robin Hood: a key further from its first slot
- * takes the place of one nearer to its own, which goes on. */
-static void insert(__u64 *slot, unsigned int bits, __u64 mult, __u64 tag)
+/*
+ * The memory of one version's value and scratch, kept by each thread for
+ * its next version: fresh pages cost a fault each (a microsecond or more,
+ * about 20 in this project's VM), and a value of 10,000 rules is 64 of
+ * them, as many for its scratch. Up to KEEP_SLOTS blocks of 4 KiB to
+ * KEEP_MAX bytes each (1 MiB: policies of up to about 30,000 rules),
+ * freed when the thread ends.
+ */
+#define KEEP_SLOTS 4
+#define KEEP_MAX (1024 * 1024)
+
+struct kept {
+	void *block[KEEP_SLOTS];
+};
+
+static pthread_key_t kept_key;
+static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
+static bool kept_ok;
+
+static void kept_free(void *arg)
 {
-	__u64 mask = (1ULL << bits) - 1, at = devcg_table_home(tag, mult, bits), d, there;
+	struct kept *k = arg;
+	int i;
 
-	for (d = 0; slot[at]; at = (at + 1) & mask, d++) {
-		there = (at - devcg_table_home(slot[at], mult, bits)) & mask;
-		if (there < d) {
-			__u64 t = slot[at];
+	for (i = 0; i < KEEP_SLOTS; i++)
+		free(k->block[i]);
+	free(k);
+}
 
-			slot[at] = tag;
-			tag = t;
-			d = there;
+static void kept_init(void)
+{
+	kept_ok = !pthread_key_create(&kept_key, kept_free);
+}
+
+static struct kept *kept_mine(bool make)
+{
+	struct kept *k;
+
+	pthread_once(&kept_once, kept_init);
+	if (!kept_ok)
+		return NULL;
+	k = pthread_getspecific(kept_key);
+	if (!k && make && (k = calloc(1, sizeof(*k))) && pthread_setspecific(kept_key, k)) {
+		free(k);
+		k = NULL;
+	}
+	return k;
+}
+
+/* SIZE bytes: a kept block that holds them (the smallest), or malloc()'s */
+static void *take(size_t size)
+{
+	struct kept *k = kept_mine(false);
+	size_t best = (size_t)-1;
+	int i, at = -1;
+
+	if (size < 4096)
+		return malloc(size ? size : 1);
+	for (i = 0; k && i < KEEP_SLOTS; i++) {
+		size_t u = k->block[i] ? malloc_usable_size(k->block[i]) : 0;
+
+		if (u >= size && u < best) {
+			best = u;
+			at = i;
 		}
 	}
-	slot[at] = tag;
+	if (at >= 0) {
+		void *p = k->block[at];
+
+		k->block[at] = NULL;
+		return p;
+	}
+	return malloc(size ? size : 1);
+}
+
+/* Give P (from take() or malloc()) back: kept when there is room, the
+ * smallest kept block freed for a larger one */
+static void give(void *p)
+{
+	struct kept *k;
+	size_t size = p ? malloc_usable_size(p) : 0, least = (size_t)-1;
+	int i, at = -1;
+
+	if (!p || size < 4096 || size > KEEP_MAX || !(k = kept_mine(true))) {
+		free(p);
+		return;
+	}
+	for (i = 0; i < KEEP_SLOTS; i++) {
+		size_t u = k->block[i] ? malloc_usable_size(k->block[i]) : 0;
+
+		if (u < least) {
+			least = u;
+			at = i;
+		}
+	}
+	if (least >= size) {
+		free(p);
+		return;
+	}
+	free(k->block[at]);
+	k->block[at] = p;
 }
 
 /* Sort the K tags TAGS by key (their low 40 bits), a byte at a time; 0
@@ -125,12 +217,44 @@ static int sort_by_key(__u64 *tags, size_t k)
 	return 0;
 }
 
+/*
+ * The process's secret: the hash multipliers are mixed from it, so that
+ * keys cannot be chosen against them (the author of a container chooses
+ * its rules) by anyone who reads this source, and a sorted table is bad
+ * luck, not an attack. Drawn at first use; devcg_filter_hash_secret()
+ * sets it (tests, the bench).
+ */
+static pthread_once_t secret_once = PTHREAD_ONCE_INIT;
+static __u32 secret;
+
+static void draw_secret(void)
+{
+	struct timespec ts;
+	__u32 s;
+
+	if (getrandom(&s, sizeof(s), GRND_NONBLOCK) == (ssize_t)sizeof(s)) {
+		secret = s;
+		return;
+	}
+	/* no entropy yet (early boot) or no getrandom(): what differs
+	 * between processes, mixed */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	secret = (__u32)ts.tv_nsec * 0x85ebca6bU ^ (__u32)getpid() * 0xc2b2ae35U ^
+		 (__u32)(uintptr_t)&ts ^ (__u32)(uintptr_t)&secret_once;
+}
+
+void devcg_filter_hash_secret(__u32 s)
+{
+	pthread_once(&secret_once, draw_secret);
+	secret = s;
+}
+
 /* The Tth hash multiplier to try: odd, 32 bits (the filter multiplies by
- * an immediate), each mixed from T on its own (multiples of one number
- * would all be defeated by the same keys) */
+ * an immediate), each mixed from T and the secret on its own (multiples of
+ * one number would all be defeated by the same keys) */
 static __u64 multiplier(size_t t)
 {
-	__u32 x = (__u32)(t + 1) * DEVCG_HASH_MULT;
+	__u32 x = (__u32)(t + 1) * DEVCG_HASH_MULT ^ secret;
 
 	x ^= x >> 16;
 	x *= 0x85ebca6bU;
@@ -139,7 +263,8 @@ static __u64 multiplier(size_t t)
 }
 
 /* A '*:*' key: its access is a constant of the program but for --audit,
- * so it is inserted last and counts for no multiplier */
+ * so it is placed last, and the multiplier search counts only the slots
+ * it takes */
 static bool any_any(__u64 tag)
 {
 	return (DEVCG_TAG_SEGMENT(tag) & 3) == 3;
@@ -147,10 +272,10 @@ static bool any_any(__u64 tag)
 
 /*
  * The hash multiplier for the K tags TAGS in 1 << BITS slots: the first of
- * a fixed sequence under which no two of them share a first slot ('*:*'
- * keys aside), so that each lookup reads one slot, or the one under which
- * fewest do. It depends on the set of keys alone (devcg_table_of() finds
- * it again from a table). Each try is K hashes; the tries stop at about
+ * the process's sequence under which no two of them share a first slot
+ * (nor one with the slots the '*:*' keys take, which need no lookup), so
+ * that each lookup reads one slot, or the one under which fewest do. It depends on the set of keys and the secret alone
+ * (devcg_table_of() finds it again from a table the process filled). Each try is K hashes; the tries stop at about
  * 4,096 hashes.
  */
 static __u64 choose_mult(const __u64 *tags, size_t k, unsigned int bits)
@@ -168,8 +293,15 @@ static __u64 choose_mult(const __u64 *tags, size_t k, unsigned int bits)
 	memset(taken, 0, (size_t)1 << bits);
 	for (t = 0; t < tries && least; t++) {
 		__u64 mult = multiplier(t);
-		size_t shared = 0;
+		size_t shared = 0, j = 0;
 
+		/* the '*:*' keys lie at their first slot and the next: a key
+		 * there would be moved (wherever they are in TAGS: a table's
+		 * own order in devcg_table_of()) */
+		for (i = 0; i < k; i++)
+			if (any_any(tags[i]))
+				taken[(devcg_table_home(tags[i], mult, bits) + j++) & (((size_t)1 << bits) - 1)] =
+					(uint8_t)(t + 1);
 		for (i = 0; i < k && shared < least; i++) {
 			__u64 at = devcg_table_home(tags[i], mult, bits);
 
@@ -240,6 +372,7 @@ int devcg_table_of(const struct devcg_policy_value *v, struct devcg_table *table
 
 	if (!tags)
 		return -ENOMEM;
+	pthread_once(&secret_once, draw_secret);
 	memset(table, 0, sizeof(*table));
 	table->any_access[0] = table->any_access[1] = -1;
 	for (i = 0; i < n; i++)
@@ -269,21 +402,22 @@ int devcg_table_of(const struct devcg_policy_value *v, struct devcg_table *table
  * The table of V (the K tags TAGS, the '*:*' ones last) in T: a hash table
  * under the first multiplier tried that puts every key fewer than
  * DEVCG_MAX_PROBES slots past its first, at the smallest size (or the
- * next one), or, where none does (keys chosen against the multipliers,
- * or many keys crowding), the tags sorted by key, the empty slots first,
- * for a binary search. A lookup reads at most DEVCG_MAX_PROBES slots of a
- * hash table, or bits + 1 of a sorted one (head.probes: more than
- * DEVCG_MAX_PROBES). Eight tries of K hashes and a byte a slot, one
- * placement and a sort at most, whatever the keys. *V is allocated here
- * with room for OTHERS exceptions after the table; 0 or -ENOMEM.
+ * next one), or, where none does (bad luck: the multipliers are secret),
+ * the tags sorted by key, the empty slots first, for a binary search. A
+ * lookup reads at most DEVCG_MAX_PROBES slots of a hash table, or bits + 1
+ * of a sorted one (head.probes: more than DEVCG_MAX_PROBES). Eight tries
+ * of K hashes and a byte a slot, one placement (each key written once,
+ * where spread() says) or a sort, whatever the keys. *V is allocated here
+ * with room for OTHERS exceptions after the table (by take() when KEEP,
+ * else malloc()); 0 or -ENOMEM.
  */
 static int fill_table(const __u64 *tags, size_t k, size_t others, struct devcg_policy_value **out, size_t *size,
-		      struct devcg_table *t)
+		      struct devcg_table *t, bool keep)
 {
 	struct devcg_policy_value *v;
 	unsigned int bits = 1, last, j, probes = 0;
 	bool placed = false;
-	uint8_t *count;
+	uint8_t *at;
 	size_t i, n;
 
 	/* at most half full, and a sixteenth for small policies (up to 4,096
@@ -295,15 +429,17 @@ static int fill_table(const __u64 *tags, size_t k, size_t others, struct devcg_p
 	while ((1ULL << bits) < 2 * k || ((1ULL << bits) < 16 * k && bits < 12))
 		bits++;
 	last = bits < TABLE_BITS_MAX ? bits + 1 : bits;
-	count = malloc((size_t)1 << last);
-	if (!count)
+	/* the count and the carry of each slot (spread()): the only memory
+	 * besides the value, and small (the heap's, not fresh pages) */
+	at = take((size_t)1 << last);
+	if (!at)
 		return -ENOMEM;
 	for (; bits <= last && !placed; bits++)
 		for (j = 0; j < HASH_TRIES && !placed; j++) {
 			t->mult = candidate(tags, k, bits, j);
-			placed = longest(tags, k, bits, t->mult, count) <= DEVCG_MAX_PROBES;
+			probes = spread(tags, k, bits, t->mult, at);
+			placed = probes <= DEVCG_MAX_PROBES;
 		}
-	free(count);
 	if (placed) {
 		n = (size_t)1 << --bits;
 	} else {
@@ -316,49 +452,60 @@ static int fill_table(const __u64 *tags, size_t k, size_t others, struct devcg_p
 		t->mult = 0;
 	}
 	*size = sizeof(v->head) + n * sizeof(v->slot[0]) + others * sizeof(struct devcg_entry);
-	v = calloc(1, *size);
-	if (!v)
+	v = keep ? take(*size) : malloc(*size);
+	if (!v) {
+		give(at);
 		return -ENOMEM;
+	}
+	if (placed)
+		memset(v, 0, *size);
 	if (placed) {
-		for (i = 0; i < k; i++)
-			insert(v->slot, bits, t->mult, tags[i]);
-		for (i = 0; i < n; i++)
-			if (v->slot[i]) {
-				unsigned int d = (unsigned int)((i - devcg_table_home(v->slot[i], t->mult, bits)) & (n - 1));
+		/* the keys of first slot s at s + carry, s + carry + 1, ...,
+		 * counted down from the last key: a '*:*' key (last in TAGS)
+		 * lies after the others of its first slot */
+		for (i = k; i-- > 0;) {
+			size_t home = (size_t)devcg_table_home(tags[i], t->mult, bits);
+			unsigned int d = (unsigned int)(at[home] >> 4) + (at[home] & 0xf) - 1;
 
-				note(t, v->slot[i], d);
-				probes = d + 1 > probes ? d + 1 : probes;
-			}
+			at[home]--; /* its count: at least 1 */
+			v->slot[(home + d) & (n - 1)] = tags[i];
+			note(t, tags[i], d);
+		}
 	} else {
+		memset(v, 0, sizeof(v->head) + (n - k) * sizeof(v->slot[0]));
 		memcpy(&v->slot[n - k], tags, k * sizeof(*tags));
 		if (sort_by_key(&v->slot[n - k], k)) {
-			free(v);
+			give(at);
+			keep ? give(v) : free(v);
 			return -ENOMEM;
 		}
 		for (i = 0; i < k; i++)
 			note(t, tags[i], 0);
 		probes = bits + 1;
 	}
+	give(at);
 	v->head.bits = bits;
 	v->head.probes = probes;
 	*out = v;
 	return 0;
 }
 
-int devcg_filter_value(const struct devcg_policy *policy, bool audit, struct devcg_policy_value **out,
-		       size_t *size, struct devcg_table *t)
+/* devcg_filter_value(), the value from take() when KEEP (then give() it
+ * back) */
+static int filter_value(const struct devcg_policy *policy, bool audit, struct devcg_policy_value **out,
+			size_t *size, struct devcg_table *t, bool keep)
 {
 	size_t n = devcg_policy_count(policy), i, k = 0, others;
-	struct devcg_exception *ex = malloc((n ? n : 1) * sizeof(*ex));
-	__u64 *tags = malloc((n ? n : 1) * sizeof(*tags));
+	struct devcg_exception *ex = take(n * sizeof(*ex));
+	__u64 *tags = take(n * sizeof(*tags));
 	struct devcg_policy_value *v = NULL;
 	struct devcg_entry *far, *rest;
 	unsigned int seg, present = 0, pass;
 	int ret;
 
 	if (!ex || !tags) {
-		free(ex);
-		free(tags);
+		give(ex);
+		give(tags);
 		return -ENOMEM;
 	}
 	devcg_policy_collect(policy, ex);
@@ -371,34 +518,34 @@ int devcg_filter_value(const struct devcg_policy *policy, bool audit, struct dev
 						      ex[i].minor == DEVCG_ANY ? 0 : ex[i].minor);
 			}
 	others = n - k;
-	/* the exceptions no request can match, set aside so that EX is
-	 * freed before the table is filled: with EX, the count array and
-	 * the value all live at once, the heap grew past glibc's trim
-	 * threshold and was given back (and faulted in again) each call */
-	rest = malloc((others ? others : 1) * sizeof(*rest));
+	/* the exceptions no request can match, set aside so that EX's
+	 * memory is given back before the table is filled (its block may
+	 * hold the table's scratch) */
+	rest = take(others * sizeof(*rest));
 	if (!rest) {
-		free(ex);
-		free(tags);
+		give(ex);
+		give(tags);
 		return -ENOMEM;
 	}
 	for (i = 0, others = 0; i < n; i++)
 		if (!matchable(&ex[i], &seg))
 			rest[others++] = (struct devcg_entry){ .type = ex[i].type, .major = ex[i].major,
 							       .minor = ex[i].minor, .access = ex[i].access };
-	free(ex);
+	give(ex);
 	memset(t, 0, sizeof(*t));
 	t->any_access[0] = t->any_access[1] = -1;
-	ret = fill_table(tags, k, others, &v, size, t);
-	free(tags);
+	pthread_once(&secret_once, draw_secret);
+	ret = fill_table(tags, k, others, &v, size, t, keep);
+	give(tags);
 	if (ret) {
-		free(rest);
+		give(rest);
 		return ret;
 	}
 	far = (struct devcg_entry *)&v->slot[(size_t)1 << v->head.bits];
 	if (others)
 		memcpy(far, rest, others * sizeof(*rest));
 	v->head.others = (__u32)others;
-	free(rest);
+	give(rest);
 	v->head.magic = DEVCG_MAGIC;
 	v->head.abi = DEVCG_ABI_VERSION;
 	v->head.default_allow = devcg_policy_default_allow(policy);
@@ -407,6 +554,12 @@ int devcg_filter_value(const struct devcg_policy *policy, bool audit, struct dev
 	v->head.present = present;
 	*out = v;
 	return 0;
+}
+
+int devcg_filter_value(const struct devcg_policy *policy, bool audit, struct devcg_policy_value **out,
+		       size_t *size, struct devcg_table *t)
+{
+	return filter_value(policy, audit, out, size, t, false);
 }
 
 /* The policy map of one version, filled with V (SIZE bytes) and frozen:
@@ -529,7 +682,7 @@ int devcg_filter_load(const struct devcg_policy *policy, bool audit, int audit_f
 	if (devcg_policy_count(policy) > DEVCG_MAX_RULES)
 		return devcg_err(err, -E2BIG, "the policy has %zu exceptions; at most %d fit",
 				 devcg_policy_count(policy), DEVCG_MAX_RULES);
-	if (devcg_filter_value(policy, audit, &v, &size, &table))
+	if (filter_value(policy, audit, &v, &size, &table, true))
 		return devcg_err(err, -ENOMEM, "out of memory");
 	devcg_bpf_log_begin(&bl);
 	ret = fds[MAP_POLICY] = policy_map(v, size, fail_at, err);
@@ -537,7 +690,7 @@ int devcg_filter_load(const struct devcg_policy *policy, bool audit, int audit_f
 		ret = audit_maps(audit_from, fds, err);
 	if (ret >= 0)
 		ret = out->prog_fd = load_program(v, &table, audit, fds, fail_at, err);
-	free(v);
+	give(v);
 	/* the program holds its maps from here on */
 	for (i = 0; i < MAP_KINDS; i++)
 		if (fds[i] >= 0)

@@ -36,8 +36,13 @@ struct devcg_table {
 int devcg_filter_value(const struct devcg_policy *policy, bool audit, struct devcg_policy_value **out,
 		       size_t *size, struct devcg_table *table);
 /* How the table of the value V was filled, found again from it alone (the
- * multiplier is chosen from the keys alone). */
+ * multiplier is chosen from the keys and the process's secret alone: a
+ * value this process filled). */
 int devcg_table_of(const struct devcg_policy_value *v, struct devcg_table *table);
+/* For tests and the bench: set the secret the hash multipliers are mixed
+ * from (drawn from getrandom() at first use; 0 gives the sequence anyone
+ * can compute from devcg's source). */
+void devcg_filter_hash_secret(__u32 secret);
 /* user/lib/filter/program.c: the filter's instructions for the policy value V and
  * its TABLE, naming the maps FDS (policy, audit ring, loss count; the last
  * two only with AUDIT). Free *INSNS. 0 or a negative errno. */
