@@ -138,6 +138,7 @@ struct devcg_reader {
 	size_t nseen, capseen;
 	bool recording, running;
 	bool known; /* the constants are given: none are collected */
+	bool gpl;   /* loaded under a GPL-compatible license */
 };
 
 static void note_value(struct devcg_reader *r, uint64_t v)
@@ -937,16 +938,14 @@ static void set_owner(struct devcg_reader *r)
 	else if (strstr(r->name, "runc"))
 		r->owner = "runc";
 	/* runc's prologue (libcontainer/cgroups/devices/devicefilter.go):
-	 * type, access, major, minor into r2, r3, r4, r5 */
+	 * type, access, major, minor into r2, r3, r4, r5; crun's program
+	 * (src/libcrun/ebpf.c) starts the same, but is loaded as GPL where
+	 * runc's is Apache-licensed */
 	else if (r->cnt > 6 && i[0].code == (BPF_LDX | BPF_MEM | BPF_W) && i[0].dst_reg == 2 &&
 		 i[1].code == (BPF_ALU | BPF_AND | BPF_K) && i[1].imm == 0xffff &&
 		 i[2].code == (BPF_LDX | BPF_MEM | BPF_W) && i[2].dst_reg == 3 &&
 		 i[3].code == (BPF_ALU | BPF_RSH | BPF_K) && i[3].imm == 16)
-		r->owner = "runc";
-	/* crun's (src/libcrun/ebpf.c): type and access from one load, r2 and r3 */
-	else if (r->cnt > 6 && i[0].code == (BPF_LDX | BPF_MEM | BPF_W) && i[0].dst_reg == 2 &&
-		 i[1].code == (BPF_ALU64 | BPF_MOV | BPF_X) && i[1].dst_reg == 3 && i[1].src_reg == 2)
-		r->owner = "crun";
+		r->owner = r->gpl ? "crun" : "runc";
 	else
 		r->owner = "unknown";
 }
@@ -1139,6 +1138,7 @@ int devcg_reader_open(int prog_fd, uint32_t prog_id, const struct devcg_reader_o
 				      nmaps, opts, out, err);
 	if (!ret) {
 		snprintf((*out)->name, sizeof((*out)->name), "%s", info.name);
+		(*out)->gpl = info.gpl_compatible;
 		(*out)->devcg_policy = own;
 		own = NULL;
 		for (k = 0; k < nmaps; k++) {
