@@ -391,3 +391,81 @@ TEST(reader_calls_a_loaded_program_with_an_unknown_helper_unreadable)
 	devcg_reader_free(r);
 	close(fd);
 }
+
+/*
+ * attach into a container a runtime made without devcg: no --force, no
+ * config.json. The runtime's program is read back and taken over in one
+ * swap; every probe the runtime allowed (and refused) is decided the same
+ * afterwards, and a reader in the container sees no EPERM meanwhile.
+ */
+static void attach_takes_over(const char *rt)
+{
+	unsigned long long eperm[2] = { 0 }, opens[2] = { 0 };
+	uint8_t before[NNODES * NPR], after[NNODES * NPR];
+	struct devcg_hotplug_result *res = NULL;
+	struct devcg_hotplug_device d = { 0 };
+	struct devcg_error err = { 0 };
+	char dir[4096], gdir[4096], host[4200];
+	size_t k, allowed = 0;
+	struct creader rd;
+	struct devcg_state *s;
+	uint32_t runtime;
+	struct ctr c;
+	unsigned int cycle;
+
+	need(rt, V2);
+	ctr_start(&c, rt, V2);
+	runtime = only_program(c.cg);
+	CHECK_INT(scratch_devdir_create(dir, sizeof(dir), nodes, NNODES), 0);
+	CHECK_INT(scratch_devdir_create(gdir, sizeof(gdir), (const struct scratch_node[]){ { "gpu", 'c', 4094, 0 } }, 1),
+		  0);
+	snprintf(host, sizeof(host), "%s/gpu", gdir);
+	d.host_path = host;
+	d.path = "/dev/fakegpu0";
+	kernel_probe(c.cg, dir, before);
+	for (k = 0; k < NNODES * NPR; k++)
+		allowed += !before[k];
+	/* the probes tell the runtime's allowed devices from its refused ones */
+	CHECK(allowed > 0 && allowed < NNODES * NPR);
+
+	creader_start(&c, &rd);
+	CHECK_MSG(!devcg_attach(c.cg, &d, 1, NULL, &res, &err), "%s", err.msg);
+	CHECK(res->swapped);
+	CHECK_INT(res->replaced_id, runtime);
+	CHECK_INT(res->entries[0].permission, DEVCG_PERM_ADDED);
+	devcg_hotplug_result_free(res);
+	for (cycle = 0; cycle < 20; cycle++) {
+		CHECK_MSG(!devcg_detach(c.cg, &d, 1, NULL, NULL, &err), "%s", err.msg);
+		CHECK_MSG(!devcg_attach(c.cg, &d, 1, NULL, NULL, &err), "%s", err.msg);
+	}
+	creader_stop(&rd, eperm, opens);
+	CHECK(opens[0] > 0 && opens[1] > 0);
+	CHECK_INT(eperm[0], 0);
+	CHECK_INT(eperm[1], 0);
+
+	/* devcg's filter alone now, deciding every probe as the runtime's did */
+	CHECK(!devcg_state_read(c.cg, &s, &err));
+	CHECK(devcg_state_own(s) != NULL);
+	CHECK_INT(devcg_state_count(s), 1);
+	devcg_state_free(s);
+	kernel_probe(c.cg, dir, after);
+	for (k = 0; k < NNODES * NPR; k++)
+		CHECK_MSG(before[k] == after[k], "%s of %c %u:%u: %s before attach, %s after", pr_name[k % NPR],
+			  nodes[k / NPR].type, nodes[k / NPR].major, nodes[k / NPR].minor,
+			  before[k] ? "refused" : "allowed", after[k] ? "refused" : "allowed");
+	/* control: the same reader counts the EPERMs of a policy without urandom */
+	creader_refused_control(&c);
+	scratch_devdir_remove(dir);
+	scratch_devdir_remove(gdir);
+	ctr_destroy(&c);
+}
+
+TEST(attach_takes_over_runcs_program_keeping_every_device_it_allowed)
+{
+	attach_takes_over("runc");
+}
+
+TEST(attach_takes_over_cruns_program_keeping_every_device_it_allowed)
+{
+	attach_takes_over("crun");
+}
