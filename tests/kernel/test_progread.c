@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -468,4 +469,95 @@ TEST(attach_takes_over_runcs_program_keeping_every_device_it_allowed)
 TEST(attach_takes_over_cruns_program_keeping_every_device_it_allowed)
 {
 	attach_takes_over("crun");
+}
+
+/* `devcg ARGS...` (a shell-quoted string), its standard output in BUF and
+ * its exit code. */
+static int cli(char *buf, size_t size, const char *args)
+{
+	char cmd[8192];
+	size_t len = 0, got;
+	FILE *p;
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "%s %s 2>&1", devcg_bin(), args);
+	p = popen(cmd, "r");
+	CHECK(p);
+	while (len + 1 < size && (got = fread(buf + len, 1, size - 1 - len, p)) > 0)
+		len += got;
+	buf[len] = '\0';
+	st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* show and check on a container a runtime made: its program named as the
+ * runtime's, its rules printed, a refusal named as the runtime's */
+static void show_and_check(const char *rt)
+{
+	char out[16384], args[8192];
+	struct ctr c;
+	json_t *o, *p;
+
+	need(rt, V2);
+	if (access(devcg_bin(), X_OK))
+		SKIP("%s is not built", devcg_bin());
+	ctr_start(&c, rt, V2);
+	snprintf(args, sizeof(args), "show '%s'", c.cg);
+	CHECK_INT(cli(out, sizeof(out), args), 0);
+	CHECK_MSG(strstr(out, rt) && strstr(out, "its rules, read back from its instructions:") &&
+			  strstr(out, "#     allow c 1:3 rwm") && strstr(out, "#     allow c 136:* rwm") &&
+			  !strstr(out, "cannot read"),
+		  "devcg show: %s", out);
+	snprintf(args, sizeof(args), "-j show '%s'", c.cg);
+	CHECK_INT(cli(out, sizeof(out), args), 0);
+	o = json_loads(out, 0, NULL);
+	CHECK_MSG(o, "not JSON: %s", out);
+	p = json_array_get(json_object_get(o, "programs"), 0);
+	CHECK_STR(jstr(p, "owner"), rt);
+	CHECK(json_is_true(json_object_get(p, "read")));
+	CHECK(json_object_get(p, "policy") != NULL);
+	json_decref(o);
+	/* check decides: allowed by the runtime's rules, refused by them */
+	snprintf(args, sizeof(args), "check '%s' c 1:3 rw", c.cg);
+	CHECK_MSG(cli(out, sizeof(out), args) == 0 && strstr(out, "allow"), "check c 1:3: %s", out);
+	snprintf(args, sizeof(args), "check '%s' c 10:229 rw", c.cg);
+	CHECK_MSG(cli(out, sizeof(out), args) == 1 && strstr(out, "deny") && strstr(out, rt), "check c 10:229: %s",
+		  out);
+	ctr_destroy(&c);
+}
+
+TEST(show_and_check_read_runcs_program)
+{
+	show_and_check("runc");
+}
+
+TEST(show_and_check_read_cruns_program)
+{
+	show_and_check("crun");
+}
+
+/* Control of the above: an unreadable program is shown with the reason, and
+ * check cannot decide it (exit 3). */
+TEST(show_and_check_say_why_a_program_cannot_be_read)
+{
+	const struct bpf_insn p[] = { CALL(BPF_FUNC_get_prandom_u32), ALU32_IMM(BPF_AND, 0, 1), EXIT() };
+	char out[16384], args[8192], cg[4096];
+	int fd, cfd;
+
+	need_v2();
+	if (access(devcg_bin(), X_OK))
+		SKIP("%s is not built", devcg_bin());
+	CHECK_INT(scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)), 0);
+	fd = load(p, sizeof(p) / sizeof(p[0]), "prandom");
+	cfd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CHECK(cfd >= 0 && !bpf_prog_attach(fd, cfd, BPF_CGROUP_DEVICE, BPF_F_ALLOW_MULTI));
+	snprintf(args, sizeof(args), "show '%s'", cg);
+	CHECK_INT(cli(out, sizeof(out), args), 0);
+	CHECK_MSG(strstr(out, "devcg cannot read its rules") && strstr(out, "helper the reader does not know"),
+		  "devcg show: %s", out);
+	snprintf(args, sizeof(args), "check '%s' c 1:3 r", cg);
+	CHECK_MSG(cli(out, sizeof(out), args) == 3 && strstr(out, "helper the reader does not know"), "check: %s",
+		  out);
+	close(cfd);
+	close(fd);
 }
