@@ -139,6 +139,7 @@ struct devcg_reader {
 	bool recording, running;
 	bool known; /* the constants are given: none are collected */
 	bool gpl;   /* loaded under a GPL-compatible license */
+	const struct devcg_reader_env *env; /* devcg_reader_run_env()'s */
 };
 
 static void note_value(struct devcg_reader *r, uint64_t v)
@@ -248,6 +249,9 @@ static uint8_t *mem(struct devcg_reader *r, size_t pc, uint64_t addr, size_t siz
 	for (a = r->allocs; a; a = a->next)
 		if (inside(addr, size, a->p, a->len))
 			return (uint8_t *)(uintptr_t)addr;
+	for (i = 0; r->env && i < r->env->nmem; i++)
+		if (inside(addr, size, r->env->mem[i].p, r->env->mem[i].len))
+			return (uint8_t *)(uintptr_t)addr;
 	unreadable(r, pc, "%s %zu bytes at an address it may not %s", write ? "writes" : "reads", size,
 		   write ? "write" : "read");
 	return NULL;
@@ -352,6 +356,9 @@ static int call(struct devcg_reader *r, size_t pc, uint64_t *reg)
 	struct rmap *m;
 	uint8_t *p, *key, *out;
 	int ret;
+
+	if (r->env && r->env->helper && r->env->helper(r->env->ctx, r->insn[pc].imm, reg, &reg[0]))
+		return 0;
 
 	switch (h) {
 	case H_LOOKUP:
@@ -542,6 +549,23 @@ static bool alu(const struct bpf_insn *i, uint64_t *d, uint64_t s, bool w64)
 	}
 	*d = w64 ? v : (uint32_t)v;
 	return true;
+}
+
+/* Does V point into memory the reader holds? */
+static bool is_pointer(const struct devcg_reader *r, uint64_t v)
+{
+	const struct alloc *a;
+	size_t i;
+
+	if (inside(v, 0, &r->ctx, sizeof(r->ctx)) || inside(v, 0, r->stack, sizeof(r->stack)))
+		return true;
+	for (i = 0; i < r->nmaps; i++)
+		if (r->maps[i].mem && inside(v, 0, r->maps[i].mem, r->maps[i].len))
+			return true;
+	for (a = r->allocs; a; a = a->next)
+		if (inside(v, 0, a->p, a->len))
+			return true;
+	return false;
 }
 
 /* Run the program on the context set; *VERDICT is r0 at the last exit. */
@@ -746,8 +770,11 @@ static int run(struct devcg_reader *r, int *verdict)
 				ret = unreadable(r, pc, "a jump the reader does not know (code 0x%02x)", i->code);
 				break;
 			}
-			note_value(r, src);
-			note_value(r, reg[i->dst_reg]);
+			/* (a pointer compared with NULL is no number of the program's) */
+			if (!is_pointer(r, src) && !is_pointer(r, reg[i->dst_reg])) {
+				note_value(r, src);
+				note_value(r, reg[i->dst_reg]);
+			}
 			if (cond(op, reg[i->dst_reg], src, w32))
 				pc = pc + 1 + (size_t)(int64_t)i->off;
 			else
@@ -791,6 +818,37 @@ static int decide(struct devcg_reader *r, uint8_t type, uint32_t major, uint32_t
 	if (r->flip_type && type == r->flip_type && major == r->flip_major && minor == r->flip_minor)
 		v[0] = !v[0];
 	return v[0];
+}
+
+int devcg_reader_run_env(struct devcg_reader *r, uint8_t type, uint32_t major, uint32_t minor, uint8_t access,
+			 const struct devcg_reader_env *env, int *verdict)
+{
+	int ret;
+
+	r->ctx.access_type = (uint32_t)access << 16 | type;
+	r->ctx.major = major;
+	r->ctx.minor = minor;
+	r->variant = 0;
+	r->env = env;
+	ret = run(r, verdict);
+	r->env = NULL;
+	free_allocs(r);
+	return ret;
+}
+
+const char *devcg_reader_why(const struct devcg_reader *r)
+{
+	return r->why;
+}
+
+uint64_t devcg_reader_map_handle(const struct devcg_reader *r, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < r->nmaps; i++)
+		if (r->maps[i].m.id == id)
+			return (uint64_t)(uintptr_t)r->maps[i].mem;
+	return 0;
 }
 
 int devcg_reader_decide(struct devcg_reader *r, uint8_t type, uint32_t major, uint32_t minor,
@@ -1194,6 +1252,8 @@ static void split_sort(struct splits *s)
 {
 	size_t i, n = 0;
 
+	if (!s->n)
+		return;
 	qsort(s->v, s->n, sizeof(*s->v), cmp_u32);
 	for (i = 0; i < s->n; i++)
 		if (!n || s->v[n - 1] != s->v[i])

@@ -50,4 +50,28 @@ int devcg_reader_from_insns(const struct bpf_insn *insns, size_t cnt, enum devcg
  * program (unit tests; devcg's own program adds its decoded policy's). */
 int devcg_reader_add_constants(struct devcg_reader *r, const struct devcg_policy *policy);
 
+/*
+ * One run with the caller's environment (the unit test of devcg's own
+ * program checks what its audit variant writes): HELPER, when set, is
+ * asked first for every helper call and returns true when it handled it
+ * (its result in *RET); MEM are more bytes the program may read and write
+ * (a ring buffer record, a loss count the helper hands out). One run, no
+ * second variant. 0 and *VERDICT, or -ENOTSUP (the reason:
+ * devcg_reader_why()).
+ */
+struct devcg_reader_env {
+	bool (*helper)(void *ctx, int32_t func, const uint64_t regs[11], uint64_t *ret);
+	void *ctx;
+	struct {
+		void *p;
+		size_t len;
+	} mem[4];
+	size_t nmem;
+};
+int devcg_reader_run_env(struct devcg_reader *r, uint8_t type, uint32_t major, uint32_t minor, uint8_t access,
+			 const struct devcg_reader_env *env, int *verdict);
+const char *devcg_reader_why(const struct devcg_reader *r);
+/* The value a BPF_LD_IMM64 of map ID puts in its register (0: no such map). */
+uint64_t devcg_reader_map_handle(const struct devcg_reader *r, uint32_t id);
+
 #endif
