@@ -368,6 +368,13 @@ struct devcg_program {
 	 * NULL when systemd is not PID 1 on the unified hierarchy, cannot be
 	 * asked in time, or names another cgroup by that path. */
 	char systemd_unit[256];
+	/* Whose the program is (devcg_reader_owner()): "devcg", "systemd",
+	 * "runc", "crun", "unknown". A foreign program's policy is its rules
+	 * read back by devcg_reader_policy() (read true) when systemd's unit
+	 * does not give it; when they cannot be read, why_unreadable says why. */
+	char owner[16];
+	bool read;
+	char why_unreadable[256];
 };
 
 /* What is attached to a cgroup and its ancestors. */
@@ -483,6 +490,58 @@ DEVCG_API int devcg_replace_both(const char *cgroup, const char *v1, const struc
 				 struct devcg_replace_opts *opts, struct devcg_error *err);
 DEVCG_API int devcg_update_both(const char *cgroup, const char *v1, const struct devcg_rules *rules,
 				struct devcg_replace_opts *opts, struct devcg_error *err);
+
+/* ---- reading any device program ---------------------------------------- */
+
+/*
+ * A reader of one BPF_CGROUP_DEVICE program, devcg's or anyone's (runc,
+ * crun, systemd, a vendor hook): it runs the instructions the kernel
+ * translated (BPF_OBJ_GET_INFO_BY_FD, as root) in an interpreter, over the
+ * live maps the program reads, and decides every request as the kernel
+ * would. A program it cannot follow (an unknown helper or instruction, a
+ * read outside what it may read, a loop past a bound, a decision that
+ * depends on what a helper returns) is unreadable: -ENOTSUP with the reason
+ * in the message, never a guess.
+ */
+struct devcg_reader;
+
+struct devcg_reader_opts {
+	size_t sz;
+	/* the most instructions one request may run; 0: 1,000,000 */
+	uint32_t max_steps;
+	/* Testing aid: a deliberately wrong reader, whose decision of every
+	 * request of device FLIP_TYPE FLIP_MAJOR:FLIP_MINOR is inverted
+	 * (FLIP_TYPE 0: none). */
+	uint8_t flip_type;
+	uint32_t flip_major, flip_minor;
+};
+
+/* A reader of the device program PROG_FD (>= 0), else of the program
+ * PROG_ID. Free it with devcg_reader_free(). */
+DEVCG_API int devcg_reader_open(int prog_fd, uint32_t prog_id, const struct devcg_reader_opts *opts,
+				struct devcg_reader **reader, struct devcg_error *err);
+DEVCG_API void devcg_reader_free(struct devcg_reader *reader);
+/* Whose the program is, from its name and shape: "devcg", "systemd",
+ * "runc", "crun" or "unknown". */
+DEVCG_API const char *devcg_reader_owner(const struct devcg_reader *reader);
+/* The program's verdict on one request: 1 allow, 0 deny, -ENOTSUP when it
+ * cannot be followed (the reason in ERR), -EINVAL for a bad request. */
+DEVCG_API int devcg_reader_decide(struct devcg_reader *reader, uint8_t type, uint32_t major,
+				  uint32_t minor, uint8_t access, struct devcg_error *err);
+/*
+ * The program's rules: the constants it compares type, major, minor and
+ * access with (immediates, the keys of its hash maps, the values it
+ * compares at run time, a devcg program's own policy) split each number's
+ * range into cells; each cell is decided at both of its ends, and the
+ * cells are merged into the shortest exception list of either default
+ * that decides every cell (and every request the kernel makes: char or
+ * block, major below 4096, minor below 2^20, m, r, w or rw) the same way,
+ * which is checked before it is returned. -ENOTSUP when the program is
+ * unreadable, or decides something no devices list can say (a range of
+ * majors, a cell whose ends disagree).
+ */
+DEVCG_API int devcg_reader_policy(struct devcg_reader *reader, struct devcg_policy **policy,
+				  struct devcg_error *err);
 
 /* ---- OCI runtime hooks --------------------------------------------------- */
 

@@ -93,14 +93,16 @@ TEST(every_verb_names_a_cgroup_as_show_does_however_it_is_typed)
 	CHECK_STR(json_cgroup(out, reset, sizeof(reset)), shown);
 }
 
-/* A program of the test's own, loaded without a name (as runc's are). */
+/* A program of the test's own, loaded without a name (as runc's are), that
+ * calls a helper devcg's reader does not know: check cannot decide it. */
 static int unnamed_prog(void)
 {
 	const struct bpf_insn insns[] = {
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_get_prandom_u32 },
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 1 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
-	int fd = bpf_prog_load(BPF_PROG_TYPE_CGROUP_DEVICE, NULL, "GPL", insns, 2, NULL);
+	int fd = bpf_prog_load(BPF_PROG_TYPE_CGROUP_DEVICE, NULL, "GPL", insns, 3, NULL);
 
 	CHECK_MSG(fd >= 0, "loading a foreign program: %s", strerror(errno));
 	return fd;

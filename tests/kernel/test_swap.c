@@ -629,7 +629,55 @@ TEST(a_verifier_rejection_shows_its_log_and_leaves_the_previous_program)
 	devcg_policy_free(b);
 }
 
-TEST(allow_on_a_cgroup_with_only_a_foreign_program_is_refused_unless_forced)
+/* A foreign program the reader cannot follow (it calls a helper the reader
+ * does not know), that allows everything. */
+static int unreadable_prog(void)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_get_prandom_u32 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 1 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_CGROUP_DEVICE, "runtime_dev", "GPL", insns, 3, NULL);
+
+	CHECK_MSG(fd >= 0, "loading a foreign program: %s", strerror(errno));
+	return fd;
+}
+
+/* A foreign program the reader reads back (here: allow-all) is the policy
+ * one rule applies to, and the rule's swap takes it over. */
+TEST(allow_on_a_cgroup_with_only_a_readable_foreign_program_keeps_its_rules_and_takes_it_over)
+{
+	DEVCG_OPTS(devcg_replace_opts, o);
+	struct devcg_rule r = { .verb = DEVCG_VERB_DENY, .type = DEVCG_CHAR, .access = DEVCG_ACC_ALL,
+				.major = 10, .minor = 229 };
+	struct devcg_error err = { 0 };
+	struct devcg_state *s;
+	uint32_t ids[64], foreign_id;
+	char cg[4096];
+	int cfd, fd;
+
+	need_v2();
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	cfd = open(cg, O_RDONLY | O_DIRECTORY);
+	fd = foreign_prog();
+	CHECK(!bpf_prog_attach(fd, cfd, BPF_CGROUP_DEVICE, BPF_F_ALLOW_MULTI));
+	CHECK_INT(attached(cg, ids, NULL), 1);
+	foreign_id = ids[0];
+	CHECK_MSG(!devcg_update(cg, &r, &o, &err), "%s", err.msg);
+	CHECK_INT(o.replaced_id, foreign_id);
+	CHECK_INT(attached(cg, ids, NULL), 1);
+	CHECK_INT(ids[0], o.prog_id);
+	/* allow-all read back, with the one deny */
+	CHECK(!devcg_state_read(cg, &s, &err));
+	CHECK(devcg_state_own(s) && devcg_policy_default_allow(devcg_state_own(s)->policy));
+	CHECK_INT(devcg_policy_count(devcg_state_own(s)->policy), 1);
+	devcg_state_free(s);
+	close(fd);
+	close(cfd);
+}
+
+TEST(allow_on_a_cgroup_with_only_an_unreadable_foreign_program_is_refused_unless_forced)
 {
 	DEVCG_OPTS(devcg_replace_opts, o);
 	struct devcg_rule r = { .verb = DEVCG_VERB_ALLOW, .type = DEVCG_CHAR, .access = DEVCG_ACC_ALL,
@@ -642,13 +690,14 @@ TEST(allow_on_a_cgroup_with_only_a_foreign_program_is_refused_unless_forced)
 	need_v2();
 	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
 	cfd = open(cg, O_RDONLY | O_DIRECTORY);
-	fd = foreign_prog();
+	fd = unreadable_prog();
 	CHECK(!bpf_prog_attach(fd, cfd, BPF_CGROUP_DEVICE, BPF_F_ALLOW_MULTI));
 	CHECK_INT(attached(cg, ids, NULL), 1);
 	foreign_id = ids[0];
 	/* the runtime's rules cannot be read: one rule must not replace them */
 	CHECK_INT(devcg_update(cg, &r, &o, &err), -EBUSY);
 	CHECK(strstr(err.msg, "devcg replace") != NULL);
+	CHECK_MSG(strstr(err.msg, "helper the reader does not know") != NULL, "%s", err.msg);
 	CHECK_INT(attached(cg, ids, NULL), 1);
 	CHECK_INT(ids[0], foreign_id);
 	/* control: with --force it starts from allow-all and takes over */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * The filter's instructions (user/lib/filter/program.c), run here by a small
- * interpreter of the instructions they use, on every kind of request,
+ * The filter's instructions (user/lib/filter/program.c), run here by the
+ * library's reader of any device program (user/lib/live/progread.c), on every
+ * kind of request,
  * against devcg_policy_check(): the kernel tests prove the same on real
  * devices, this proves it for requests no device on the test machine
  * makes (every type, shape, access and table size), without a kernel.
@@ -11,6 +12,7 @@
 #include "testutil.h"
 #include "internal.h"
 #include "crafted.h"
+#include "live/progread.h"
 
 #include <sys/random.h>
 #include <linux/bpf.h>
@@ -30,193 +32,89 @@ static uint32_t rnd(void)
 	return (uint32_t)rng;
 }
 
+/* What a run sees besides the program: the audit variant's ring record and
+ * loss count, handed out by the helpers below (the rest -- the context,
+ * the stack, the policy map's value, every load and store checked -- is
+ * the library's reader, user/lib/live/progread.c, which runs any device
+ * program the same way). */
 struct machine {
-	const struct devcg_policy_value *v;
-	size_t size;
-	struct bpf_cgroup_dev_ctx ctx;
-	/* the audit variant's: its stack (and which bytes it wrote), the
-	 * ring's one record, the loss count */
-	uint8_t stack[512], written[512];
+	struct devcg_reader *reader;
 	struct devcg_audit_event ev;
 	bool ring_full, reserved, submitted;
 	uint64_t lost;
-	int bad; /* an instruction, a read or a write the interpreter refused */
+	int bad; /* a helper called as the program must not */
 };
 
-static bool within(const void *p, int size, const void *base, size_t len)
-{
-	return (const char *)p >= (const char *)base && (const char *)p + size <= (const char *)base + len;
-}
-
-/* A read of SIZE bytes at ADDR: only the context, the value, what the
- * program wrote on its stack, its reserved record and the loss count. */
-static uint64_t read_at(struct machine *m, uint64_t addr, int size)
-{
-	uint64_t out = 0;
-	const void *p = (const void *)(uintptr_t)addr;
-	int k;
-
-	if (within(p, size, m->stack, sizeof(m->stack))) {
-		for (k = 0; k < size; k++)
-			m->bad |= !m->written[(const uint8_t *)p - m->stack + k];
-	} else if (!within(p, size, &m->ctx, sizeof(m->ctx)) && !within(p, size, m->v, m->size) &&
-		   !(m->reserved && within(p, size, &m->ev, sizeof(m->ev))) && !within(p, size, &m->lost, 8)) {
-		m->bad = 1;
-		return 0;
-	}
-	memcpy(&out, p, (size_t)size);
-	return out;
-}
-
-/* A write: only to the stack, the reserved record before it is submitted,
- * and the loss count. */
-static void write_at(struct machine *m, uint64_t addr, int size, uint64_t val)
-{
-	void *p = (void *)(uintptr_t)addr;
-
-	if (within(p, size, m->stack, sizeof(m->stack)))
-		memset(m->written + ((uint8_t *)p - m->stack), 1, (size_t)size);
-	else if (!(m->reserved && !m->submitted && within(p, size, &m->ev, sizeof(m->ev))) &&
-		 !within(p, size, &m->lost, 8)) {
-		m->bad = 1;
-		return;
-	}
-	memcpy(p, &val, (size_t)size);
-}
-
 /* The helpers the audit variant calls, as the kernel's behave */
-static uint64_t helper(struct machine *m, int32_t id, uint64_t r[11])
+static bool helper(void *ctx, int32_t id, const uint64_t r[11], uint64_t *ret)
 {
+	struct machine *m = ctx;
+
+	*ret = 0;
 	switch (id) {
 	case BPF_FUNC_ringbuf_reserve:
-		if (r[1] != RING_FD || r[2] != sizeof(m->ev) || m->ring_full || m->reserved)
-			return 0;
+		if (r[1] != devcg_reader_map_handle(m->reader, RING_FD) || r[2] != sizeof(m->ev) || m->ring_full ||
+		    m->reserved)
+			return true;
 		m->reserved = true;
 		memset(&m->ev, 0xa5, sizeof(m->ev)); /* what the ring held before */
-		return (uint64_t)(uintptr_t)&m->ev;
-	case BPF_FUNC_map_lookup_elem:
-		return r[1] == LOST_FD && read_at(m, r[2], 4) == 0 ? (uint64_t)(uintptr_t)&m->lost : 0;
+		*ret = (uint64_t)(uintptr_t)&m->ev;
+		return true;
+	case BPF_FUNC_map_lookup_elem: {
+		uint32_t key;
+
+		if (r[1] != devcg_reader_map_handle(m->reader, LOST_FD))
+			break;
+		memcpy(&key, (const void *)(uintptr_t)r[2], sizeof(key));
+		*ret = key == 0 ? (uint64_t)(uintptr_t)&m->lost : 0;
+		return true;
+	}
 	case BPF_FUNC_get_current_pid_tgid:
-		return (uint64_t)4242 << 32 | 4243;
+		*ret = (uint64_t)4242 << 32 | 4243;
+		return true;
 	case BPF_FUNC_ktime_get_ns:
-		return 77;
+		*ret = 77;
+		return true;
 	case BPF_FUNC_get_current_cgroup_id:
-		return 99;
+		*ret = 99;
+		return true;
 	case BPF_FUNC_get_current_comm:
 		if (r[1] != (uint64_t)(uintptr_t)m->ev.comm || r[2] != sizeof(m->ev.comm))
 			m->bad = 1;
 		else
 			snprintf(m->ev.comm, sizeof(m->ev.comm), "reader");
-		return 0;
+		return true;
 	case BPF_FUNC_ringbuf_submit:
 		m->bad |= r[1] != (uint64_t)(uintptr_t)&m->ev || !m->reserved || m->submitted;
 		m->submitted = true;
-		return 0;
+		return true;
 	default:
-		m->bad = 1;
-		return 0;
+		break;
 	}
+	m->bad = 1;
+	return true;
 }
 
-/* The program's verdict, or -1 for an instruction outside what it uses. */
-static int run(struct machine *m, const struct bpf_insn *insn, size_t cnt)
+/* The program's verdict, or -1 for what the reader refused (an
+ * instruction it does not know, a load or store outside what the program
+ * may touch) or a record reserved and never submitted. */
+static int run(struct machine *m, uint8_t type, uint32_t major, uint32_t minor, uint8_t access)
 {
-	uint64_t r[11] = { 0 };
-	size_t pc = 0, steps = 0;
+	struct devcg_reader_env env = { .helper = helper, .ctx = m, .nmem = 2 };
+	int verdict, ret;
 
-	r[1] = (uint64_t)(uintptr_t)&m->ctx;
-	r[10] = (uint64_t)(uintptr_t)(m->stack + sizeof(m->stack));
-	while (pc < cnt && steps++ < 100000 && !m->bad) {
-		const struct bpf_insn *i = &insn[pc++];
-		uint64_t src = BPF_SRC(i->code) == BPF_X ? r[i->src_reg] : (uint64_t)(int64_t)i->imm;
-
-		switch (BPF_CLASS(i->code)) {
-		case BPF_LD:
-			if (i->code != (BPF_LD | BPF_IMM | BPF_DW) || pc >= cnt)
-				return -1;
-			if (i->src_reg == BPF_PSEUDO_MAP_VALUE)
-				r[i->dst_reg] = (i->imm == POLICY_FD ? (uint64_t)(uintptr_t)m->v : 0) + (uint32_t)insn[pc].imm;
-			else
-				r[i->dst_reg] = (uint32_t)i->imm | (uint64_t)(uint32_t)insn[pc].imm << 32;
-			pc++;
-			break;
-		case BPF_LDX:
-			if (BPF_MODE(i->code) != BPF_MEM)
-				return -1;
-			r[i->dst_reg] = read_at(m, r[i->src_reg] + (uint64_t)(int64_t)i->off,
-						BPF_SIZE(i->code) == BPF_DW ? 8 : BPF_SIZE(i->code) == BPF_W ? 4 : 0);
-			break;
-		case BPF_ALU64:
-			switch (BPF_OP(i->code)) {
-			case BPF_MOV: r[i->dst_reg] = src; break;
-			case BPF_ADD: r[i->dst_reg] += src; break;
-			case BPF_SUB: r[i->dst_reg] -= src; break;
-			case BPF_MUL: r[i->dst_reg] *= src; break;
-			case BPF_AND: r[i->dst_reg] &= src; break;
-			case BPF_OR: r[i->dst_reg] |= src; break;
-			case BPF_XOR: r[i->dst_reg] ^= src; break;
-			case BPF_LSH: r[i->dst_reg] <<= src & 63; break;
-			case BPF_RSH: r[i->dst_reg] >>= src & 63; break;
-			case BPF_NEG: r[i->dst_reg] = -r[i->dst_reg]; break;
-			default: return -1;
-			}
-			break;
-		case BPF_ST:
-		case BPF_STX: {
-			int size = BPF_SIZE(i->code) == BPF_DW ? 8 : BPF_SIZE(i->code) == BPF_W ? 4 : 0;
-			uint64_t at = r[i->dst_reg] + (uint64_t)(int64_t)i->off;
-
-			if (!size)
-				return -1;
-			if (BPF_MODE(i->code) == BPF_ATOMIC) {
-				if (i->imm != BPF_ADD || size != 8)
-					return -1;
-				write_at(m, at, 8, read_at(m, at, 8) + r[i->src_reg]);
-			} else if (BPF_MODE(i->code) == BPF_MEM) {
-				write_at(m, at, size, BPF_CLASS(i->code) == BPF_STX ? r[i->src_reg]
-										  : (uint64_t)(int64_t)i->imm);
-			} else {
-				return -1;
-			}
-			break;
-		}
-		case BPF_ALU: {
-			uint32_t d = (uint32_t)r[i->dst_reg], s32 = (uint32_t)src;
-
-			switch (BPF_OP(i->code)) {
-			case BPF_MOV: d = s32; break;
-			case BPF_ADD: d += s32; break;
-			case BPF_MUL: d *= s32; break;
-			case BPF_AND: d &= s32; break;
-			case BPF_OR: d |= s32; break;
-			case BPF_XOR: d ^= s32; break;
-			case BPF_LSH: d <<= s32 & 31; break;
-			case BPF_RSH: d >>= s32 & 31; break;
-			default: return -1;
-			}
-			r[i->dst_reg] = d; /* zero-extended, as BPF_ALU does */
-			break;
-		}
-		case BPF_JMP:
-			if (i->code == (BPF_JMP | BPF_EXIT))
-				return m->reserved && !m->submitted ? -1 : (int)r[0];
-			if (i->code == (BPF_JMP | BPF_CALL)) {
-				r[0] = helper(m, i->imm, r);
-				break;
-			}
-			if (i->code == (BPF_JMP | BPF_JA) ||
-			    (i->code == (BPF_JMP | BPF_JEQ | BPF_K) && r[i->dst_reg] == src) ||
-			    (i->code == (BPF_JMP | BPF_JNE | BPF_K) && r[i->dst_reg] != src))
-				pc += (size_t)(int64_t)i->off;
-			else if (i->code != (BPF_JMP | BPF_JEQ | BPF_K) && i->code != (BPF_JMP | BPF_JNE | BPF_K))
-				return -1;
-			break;
-		default:
-			return -1;
-		}
-	}
-	return -1;
+	env.mem[0].p = &m->ev;
+	env.mem[0].len = m->reserved || !m->ring_full ? sizeof(m->ev) : 0;
+	env.mem[1].p = &m->lost;
+	env.mem[1].len = sizeof(m->lost);
+	ret = devcg_reader_run_env(m->reader, type, major, minor, access, &env, &verdict);
+	if (ret)
+		return -1;
+	return m->reserved && !m->submitted ? -1 : verdict;
 }
+
+/* The policy map's one value, for the reader */
+static int value_lookup(void *ctx, const void *key, void *value);
 
 struct built {
 	bool audit, ring_full;
@@ -224,7 +122,20 @@ struct built {
 	size_t size, cnt;
 	struct devcg_table table;
 	struct bpf_insn *insn;
+	struct devcg_reader *reader;
 };
+
+static int value_lookup(void *ctx, const void *key, void *value)
+{
+	const struct built *b = ctx;
+	uint32_t k;
+
+	memcpy(&k, key, sizeof(k));
+	if (k)
+		return -ENOENT;
+	memcpy(value, b->v, b->size);
+	return 0;
+}
 
 static void build(const struct devcg_policy *p, bool audit, struct built *b)
 {
@@ -239,10 +150,32 @@ static void build(const struct devcg_policy *p, bool audit, struct built *b)
 	CHECK(!devcg_table_of(b->v, &again));
 	CHECK(!memcmp(&again, &b->table, sizeof(again)));
 	CHECK(!devcg_program_build(b->v, &b->table, audit, fds, &b->insn, &b->cnt));
+	b->reader = NULL;
+}
+
+/* A reader of B's instructions as they are now (a control changes them
+ * after build()). */
+static void read_built(struct built *b)
+{
+	devcg_reader_free(b->reader);
+	{
+		const struct devcg_reader_map maps[3] = {
+			{ .id = POLICY_FD, .type = BPF_MAP_TYPE_ARRAY, .key_size = 4, .value_size = (uint32_t)b->size,
+			  .max_entries = 1, .lookup = value_lookup, .ctx = b },
+			{ .id = RING_FD, .type = BPF_MAP_TYPE_RINGBUF, .max_entries = 4096 },
+			{ .id = LOST_FD, .type = BPF_MAP_TYPE_ARRAY, .key_size = 4, .value_size = 8, .max_entries = 1 },
+		};
+		struct devcg_error err = { 0 };
+
+		CHECK_MSG(!devcg_reader_from_insns(b->insn, b->cnt, DEVCG_READER_RAW, maps, b->audit ? 3 : 1, NULL,
+						   &b->reader, &err),
+			  "%s", err.msg);
+	}
 }
 
 static void unbuild(struct built *b)
 {
+	devcg_reader_free(b->reader);
 	free(b->v);
 	free(b->insn);
 }
@@ -263,15 +196,12 @@ static size_t jumps(const struct built *b)
 static int differs(struct built *b, const struct devcg_policy *p, uint8_t type, uint32_t major, uint32_t minor,
 		   uint8_t access)
 {
-	struct machine m = { .v = b->v, .size = b->size, .ring_full = b->ring_full };
+	struct machine m = { .reader = b->reader, .ring_full = b->ring_full };
 	struct devcg_exception decider;
 	bool decided = false;
 	int want, got, wrong;
 
-	m.ctx.access_type = (uint32_t)access << 16 | type;
-	m.ctx.major = major;
-	m.ctx.minor = minor;
-	got = run(&m, b->insn, b->cnt);
+	got = run(&m, type, major, minor, access);
 	want = devcg_policy_check(p, type, major, minor, access, &decider, &decided);
 	CHECK_MSG(!m.bad && got >= 0, "the program read or wrote outside what it may, or used an "
 		  "instruction the interpreter does not know, for %c %u:%u access %u", type == 2 ? 'c' : 'b',
@@ -303,6 +233,7 @@ static size_t disagreements_every(struct built *b, const struct devcg_policy *p,
 	uint8_t a, t;
 
 	CHECK(ex);
+	read_built(b);
 	devcg_policy_collect(p, ex);
 	for (i = 0; i < n + 64; i = i >= n ? i + 1 : i + stride < n ? i + stride : n) {
 		uint32_t major = i < n && ex[i].major != DEVCG_ANY ? ex[i].major : rnd() % 4096;

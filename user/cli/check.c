@@ -61,6 +61,20 @@ static int report_unchecked(struct cli *cli)
 	return EXIT_OK;
 }
 
+/* Whose a foreign program is, for messages ("" for devcg's own). */
+static const char *owner_of(const struct devcg_program *p)
+{
+	if (p->devcg)
+		return "";
+	if (!strcmp(p->owner, "runc"))
+		return "runc's";
+	if (!strcmp(p->owner, "crun"))
+		return "crun's";
+	if (!strcmp(p->owner, "systemd"))
+		return "systemd's";
+	return "foreign";
+}
+
 /* Where program P is attached, for messages. */
 static void where_of(const struct devcg_program *p, char *buf, size_t len)
 {
@@ -68,9 +82,12 @@ static void where_of(const struct devcg_program *p, char *buf, size_t len)
 		snprintf(buf, len, "systemd's program %u on %s (%s's DevicePolicy= and DeviceAllow=)",
 			 p->id, p->cgroup, p->systemd_unit);
 	else if (p->visible)
-		snprintf(buf, len, "program %u on %s", p->id, p->cgroup);
+		snprintf(buf, len, "%s%sprogram %u on %s%s", owner_of(p), owner_of(p)[0] ? " " : "", p->id,
+			 p->cgroup, p->devcg ? "" : p->read ? " (its rules read back from its instructions)"
+					     : " (decided by running its instructions)");
 	else
-		snprintf(buf, len, "program %u on an ancestor not visible from here", p->id);
+		snprintf(buf, len, "%s%sprogram %u on an ancestor not visible from here", owner_of(p),
+			 owner_of(p)[0] ? " " : "", p->id);
 }
 
 /* The program to name for an allowed request: the cgroup's own devcg
@@ -153,8 +170,9 @@ static int check_live(struct cli *cli, int argc, char **argv, int pid)
 		char where[4200], name[80];
 
 		where_of(by, where, sizeof(where));
-		cli_failf(cli, ret, "cannot decide: foreign %s (%s) applies and devcg cannot read "
-			  "its rules", where, cli_prog_name(by->name, name, sizeof(name)));
+		cli_failf(cli, ret, "cannot decide: %s (%s) applies and devcg cannot read "
+			  "its rules%s%s", where, cli_prog_name(by->name, name, sizeof(name)),
+			  by->why_unreadable[0] ? ": " : "", by->why_unreadable);
 		ret = EXIT_FAILED;
 	} else if (ret < 0) {
 		cli_failf(cli, ret, "malformed request");
@@ -163,8 +181,9 @@ static int check_live(struct cli *cli, int argc, char **argv, int pid)
 		char where[4200];
 
 		where_of(by, where, sizeof(where));
-		ret = report_layer(cli, where, v1[0] ? "v2" : NULL, 0, decided, &ex,
-				   devcg_policy_default_allow(by->policy));
+		/* (a foreign program no list can say has no exception to name) */
+		ret = report_layer(cli, where, v1[0] ? "v2" : NULL, 0, by->policy && decided, &ex,
+				   by->policy && devcg_policy_default_allow(by->policy));
 	} else if ((by = decider_of(state))) {
 		/* allowed by all: name what allowed it in the cgroup's own
 		 * filter, else in the first program devcg could read */
@@ -282,7 +301,10 @@ const struct verb verb_check = {
 	"not visible from here. systemd's own program on a unit's cgroup (sd_devices,\n"
 	"systemd as PID 1 on the unified hierarchy) is decided by the unit's\n"
 	"DevicePolicy= and DeviceAllow=, read over D-Bus: what systemd built it from.\n"
-	"Any other foreign program makes the answer unknown (exit 3). On a hybrid host,\n"
+	"Any other program (runc's, crun's, a vendor hook's) is decided by running its\n"
+	"instructions as the kernel does (devcg_reader_decide()), and named with its\n"
+	"owner when it refuses; one devcg cannot follow (an unknown helper, a loop)\n"
+	"makes the answer unknown (exit 3), with the reason. On a hybrid host,\n"
 	"when the processes of CGROUP are also in a v1 devices cgroup (not its root),\n"
 	"its devices.list decides too: a refusal there is named as the v1 devices\n"
 	"cgroup's (JSON \"layer\": \"v1\", else \"v2\").\n\n"

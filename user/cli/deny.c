@@ -21,7 +21,7 @@ const struct verb verb_deny = {
 	"Options:\n"
 	"      --audit  the new filter reports denials to its ring buffer\n"
 	"      --force  on a cgroup with only others' device programs, start from\n"
-	"               allow-all and replace them (without it: refused)\n"
+	"               allow-all and replace them (without it: read, or refused)\n"
 	"      --no-systemd  do not keep a systemd unit's DeviceAllow= in step\n"
 	"  -j, --json   print {\"cgroup\", \"prog_id\", \"replaced_id\", \"rules\": [...],\n"
 	"               \"systemd\"}, and \"rule\" when one RULE is given\n"

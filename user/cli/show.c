@@ -4,8 +4,22 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 static const char *const mode_names[] = { "exclusive", "override", "multi" };
+
+/* "devcg", "runc's", "crun's", "systemd's" or "foreign" */
+static const char *whose(const struct devcg_program *p, char *buf, size_t len)
+{
+	if (p->devcg)
+		return "devcg";
+	if (p->systemd_unit[0] || !strcmp(p->owner, "systemd"))
+		return "systemd's";
+	if (!p->owner[0] || !strcmp(p->owner, "unknown"))
+		return "foreign";
+	snprintf(buf, len, "%s's", p->owner);
+	return buf;
+}
 
 static json_t *program_json(const struct devcg_program *p)
 {
@@ -15,6 +29,12 @@ static json_t *program_json(const struct devcg_program *p)
 			      "mode", p->visible ? json_string(mode_names[p->mode % 3]) : json_null(),
 			      "devcg", p->devcg, "effective", p->effective, "visible", p->visible);
 
+	json_object_set_new(o, "owner", json_string(p->owner[0] ? p->owner : "unknown"));
+	if (!p->devcg) {
+		json_object_set_new(o, "read", json_boolean(p->read));
+		if (p->why_unreadable[0])
+			json_object_set_new(o, "why_unreadable", cli_text(p->why_unreadable, (size_t)-1));
+	}
 	if (p->devcg)
 		json_object_set_new(o, "audit", json_boolean(p->audit));
 	if (p->systemd_unit[0])
@@ -61,7 +81,7 @@ static int run(struct cli *cli, int argc, char **argv)
 	struct devcg_error err = { 0 };
 	const struct devcg_program *own;
 	struct devcg_state *state;
-	char safe[4 * 4096 + 1], name[80], v1[4096] = "", pid_cg[4096];
+	char safe[4 * 4096 + 1], name[80], v1[4096] = "", pid_cg[4096], owner[32];
 	int pid = 0;
 	struct devcg_policy *v1_policy = NULL;
 	bool v1_complete = true;
@@ -123,21 +143,25 @@ static int run(struct cli *cli, int argc, char **argv)
 			continue;
 		if (!p->visible) {
 			printf("# also applies: %s program %u (%s) on an ancestor not visible from here "
-			       "(above this mount or cgroup namespace)%s\n", p->devcg ? "devcg" : "foreign",
+			       "(above this mount or cgroup namespace)%s\n", whose(p, owner, sizeof(owner)),
 			       p->id, cli_prog_name(p->name, name, sizeof(name)),
-			       p->devcg ? "" : "; devcg cannot read its rules");
-			continue;
+			       p->devcg || p->read ? "" : "; devcg cannot read its rules");
+		} else {
+			printf("# %s %s program %u (%s) on %s, attached %s%s\n",
+			       p->effective ? "also applies:" : "attached, not effective:",
+			       whose(p, owner, sizeof(owner)), p->id, cli_prog_name(p->name, name, sizeof(name)),
+			       cli_safe(p->cgroup, safe, sizeof(safe)), mode_names[p->mode % 3],
+			       p->devcg || p->read || p->systemd_unit[0] ? "" : "; devcg cannot read its rules");
 		}
-		printf("# %s %s program %u (%s) on %s, attached %s%s\n",
-		       p->effective ? "also applies:" : "attached, not effective:",
-		       p->devcg ? "devcg" : p->systemd_unit[0] ? "systemd's" : "foreign", p->id,
-		       cli_prog_name(p->name, name, sizeof(name)),
-		       cli_safe(p->cgroup, safe, sizeof(safe)), mode_names[p->mode % 3],
-		       p->devcg ? "" : p->systemd_unit[0] ? "" : "; devcg cannot read its rules");
 		if (p->systemd_unit[0]) {
 			printf("#   %s's DevicePolicy= and DeviceAllow=, read over D-Bus:\n",
 			       cli_safe(p->systemd_unit, safe, sizeof(safe)));
 			cli_print_rules(p->policy, "#     ");
+		} else if (p->read) {
+			printf("#   its rules, read back from its instructions:\n");
+			cli_print_rules(p->policy, "#     ");
+		} else if (!p->devcg && p->why_unreadable[0]) {
+			printf("#   %s\n", cli_safe(p->why_unreadable, safe, sizeof(safe)));
 		}
 	}
 	if (v1_policy) {
@@ -169,7 +193,11 @@ const struct verb verb_show = {
 	"an ancestor not visible from here (in JSON: \"cgroup\": \"?\", \"visible\": false).\n"
 	"systemd's own program on a unit's cgroup (sd_devices) is shown with the unit's\n"
 	"DevicePolicy= and DeviceAllow= as rules, read over D-Bus (in JSON:\n"
-	"\"systemd_unit\" and \"policy\"). On a hybrid host, when the processes of\n"
+	"\"systemd_unit\" and \"policy\"). Any other foreign program is named with its\n"
+	"owner (runc's, crun's, from its name and shape; else foreign) and its rules,\n"
+	"read back from its instructions, follow as '#     ' lines (in JSON: \"owner\",\n"
+	"\"read\" and \"policy\"), or the reason devcg cannot read them\n"
+	"(\"why_unreadable\"). On a hybrid host, when the processes of\n"
 	"CGROUP are also in a v1 devices cgroup (not its root), which decides too, its\n"
 	"devices.list follows as '#   v1:' lines (JSON \"v1\": {\"cgroup\", \"complete\",\n"
 	"\"policy\"}; complete is false for a default-allow list, which hides denies).\n\n"

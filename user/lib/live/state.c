@@ -6,6 +6,7 @@
  * systemd's, read from their units.
  */
 #include "live/live.h"
+#include "live/progread.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,9 +26,33 @@ struct id_list {
 struct devcg_state {
 	char cgroup[4096];
 	struct devcg_program *progs;
+	struct devcg_reader **readers; /* per program: a foreign one's, or NULL */
 	size_t n;
 	const struct devcg_program *own;
 };
+
+/* A foreign program read back by the reader (progread.c): its owner, its
+ * rules when a devices list can say them, and the reader kept to decide
+ * when none can; why not, when it cannot be read. */
+static void read_foreign(struct devcg_program *p, int fd, struct devcg_reader **reader)
+{
+	struct devcg_error e = { 0 };
+	int ret = devcg_reader_open(fd, p->id, NULL, reader, &e);
+
+	if (!ret) {
+		snprintf(p->owner, sizeof(p->owner), "%s", devcg_reader_owner(*reader));
+		ret = devcg_reader_policy(*reader, &p->policy, &e);
+		p->read = !ret;
+		/* a program that can be followed but says what no list can:
+		 * decided request by request */
+		if (ret && !strstr(e.msg, "no devices list can say")) {
+			devcg_reader_free(*reader);
+			*reader = NULL;
+		}
+	}
+	if (ret)
+		snprintf(p->why_unreadable, sizeof(p->why_unreadable), "%s", e.msg);
+}
 
 /* Add program ID, attached to the cgroup at REL ("?" where it cannot be
  * seen) in MODE; EFF is the effective set. */
@@ -41,10 +66,17 @@ static int add_program(struct devcg_state *s, const char *rel, bool visible, uin
 
 	if (strlen(rel) >= sizeof(p->cgroup))
 		return devcg_err(err, -ENAMETOOLONG, "the path of a cgroup is too long: %.64s...", rel);
+	struct devcg_reader **rv;
+
 	v = realloc(s->progs, (s->n + 1) * sizeof(*v));
 	if (!v)
 		return devcg_err(err, -ENOMEM, "out of memory");
 	s->progs = v;
+	rv = realloc(s->readers, (s->n + 1) * sizeof(*rv));
+	if (!rv)
+		return devcg_err(err, -ENOMEM, "out of memory");
+	s->readers = rv;
+	rv[s->n] = NULL;
 	p = memset(&v[s->n], 0, sizeof(*p));
 	p->id = id;
 	p->mode = (uint8_t)mode;
@@ -59,10 +91,15 @@ static int add_program(struct devcg_state *s, const char *rel, bool visible, uin
 	if (!bpf_obj_get_info_by_fd(fd, &info, &info_len))
 		snprintf(p->name, sizeof(p->name), "%s", info.name);
 	ret = devcg_filter_read(fd, &p->policy, &p->audit, err);
-	close(fd);
-	if (ret < 0)
+	if (ret < 0) {
+		close(fd);
 		return ret;
+	}
 	p->devcg = ret == 1;
+	strcpy(p->owner, p->devcg ? "devcg" : "unknown");
+	if (!p->devcg)
+		read_foreign(p, fd, &s->readers[s->n]);
+	close(fd);
 	s->n++;
 	return 0;
 }
@@ -110,9 +147,18 @@ static bool listed(const struct devcg_state *s, uint32_t id)
  */
 static void read_systemds(struct devcg_program *p, int cgroup_fd)
 {
-	if (!p->devcg && p->visible && !strcmp(p->name, DEVCG_SYSTEMD_PROG_NAME))
-		devcg_systemd_read(p->cgroup, cgroup_fd, p->systemd_unit, sizeof(p->systemd_unit),
-				   &p->policy);
+	struct devcg_policy *unit = NULL;
+
+	if (p->devcg || !p->visible || strcmp(p->name, DEVCG_SYSTEMD_PROG_NAME))
+		return;
+	devcg_systemd_read(p->cgroup, cgroup_fd, p->systemd_unit, sizeof(p->systemd_unit), &unit);
+	/* what the unit says, read over D-Bus, before the program's rules
+	 * read back (which it was built from) */
+	if (unit) {
+		devcg_policy_free(p->policy);
+		p->policy = unit;
+		p->read = false;
+	}
 }
 
 static int state_read(const char *cgroup, bool systemd, struct devcg_state **out,
@@ -151,6 +197,7 @@ static int state_read(const char *cgroup, bool systemd, struct devcg_state **out
 			/* ancestors' programs are listed only when they apply */
 			if (!ret && level && !s->progs[s->n - 1].effective) {
 				devcg_policy_free(s->progs[s->n - 1].policy);
+				devcg_reader_free(s->readers[s->n - 1]);
 				s->n--;
 			} else if (!ret && systemd) {
 				read_systemds(&s->progs[s->n - 1], l.n ? l.fds[level] : cg.fd);
@@ -195,8 +242,11 @@ void devcg_state_free(struct devcg_state *s)
 
 	if (!s)
 		return;
-	for (i = 0; i < s->n; i++)
+	for (i = 0; i < s->n; i++) {
 		devcg_policy_free(s->progs[i].policy);
+		devcg_reader_free(s->readers[i]);
+	}
+	free(s->readers);
 	free(s->progs);
 	free(s);
 }
@@ -244,6 +294,17 @@ int devcg_state_check(const struct devcg_state *s, uint8_t type, uint32_t major,
 
 		if (!p->effective)
 			continue;
+		if (!p->policy && s->readers[i]) {
+			/* a foreign program no list can say: the reader decides */
+			ret = devcg_reader_decide(s->readers[i], type, major, minor, access, NULL);
+			if (ret == 0) {
+				if (by)
+					*by = p;
+				return 0;
+			}
+			if (ret == 1)
+				continue;
+		}
 		if (!p->policy) {
 			unknown = unknown ? unknown : p;
 			continue;

@@ -8,6 +8,7 @@
  * the one program in place.
  */
 #include "live/attached.h"
+#include "live/progread.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -398,6 +399,7 @@ int devcg_replace(const char *cgroup, const struct devcg_policy *policy,
 static int read_own(struct devcg_cgroup *cg, bool force, bool no_systemd, struct devcg_policy **policy,
 		    uint32_t *id, bool *audit, uint32_t *others, struct devcg_error *err)
 {
+	struct devcg_error why_not = { 0 };
 	struct attached a;
 	uint32_t i;
 	char ids[512];
@@ -420,17 +422,35 @@ static int read_own(struct devcg_cgroup *cg, bool force, bool no_systemd, struct
 			return devcg_systemd_policy(cg->unit, NULL, policy, err);
 		}
 	}
-	/* without our filter, a foreign program's rules cannot be read: one
-	 * rule applied to allow-all would silently drop them */
+	/* without our filter, one foreign program (a runtime's) whose rules
+	 * the reader reads back (progread.c) is the policy to start from,
+	 * and the program a swap takes over, by compare-and-swap of its id */
+	if (!ret && a.n == 1 && !a.devcg[0] && !force) {
+		struct devcg_reader *r = NULL;
+		int rr = devcg_reader_open(a.fds[0], a.ids[0], NULL, &r, &why_not);
+
+		if (!rr)
+			rr = devcg_reader_policy(r, policy, &why_not);
+		devcg_reader_free(r);
+		if (!rr) {
+			*id = a.ids[0];
+			*others = 1;
+			devcg_attached_close(&a);
+			return 0;
+		}
+	}
+	/* otherwise a foreign program's rules cannot be read: one rule
+	 * applied to allow-all would silently drop them */
 	for (i = 0; !ret && i < a.n && !a.devcg[i]; i++)
 		;
 	if (!ret && a.n && i == a.n && !force) {
 		devcg_list_ids(&a, ids, sizeof(ids));
 		ret = devcg_err(err, -EBUSY,
 				"%s has device programs of others (%s) and no devcg filter; devcg cannot "
-				"read their rules, so one rule would replace them all: install the whole "
+				"read their rules%s%s%s, so one rule would replace them all: install the whole "
 				"policy with 'devcg replace' first, or pass --force to start from allow-all",
-				devcg_cgroup_rel(cg), ids);
+				devcg_cgroup_rel(cg), ids, why_not.msg[0] ? " (" : "", why_not.msg,
+				why_not.msg[0] ? ")" : "");
 	}
 	for (i = 0; !ret && i < a.n; i++)
 		*others += !a.devcg[i] && (force || (no_systemd && a.systemd[i]));
