@@ -372,6 +372,17 @@ int devcg_systemd_policy(const char *unit, const struct devcg_parse_opts *popts,
 int devcg_systemd_read(const char *rel, int cgroup_fd, char *unit, size_t len,
 		       struct devcg_policy **out);
 
+/* doctor.c: a result to fill by hand (the unit tests' facts), and the
+ * findings from a result's facts alone (UNIT_POLICY: what the result's unit
+ * allows, NULL when none). */
+struct devcg_doctor_result *devcg_doctor_new(void);
+int devcg_doctor_add_layer(struct devcg_doctor_result *r, const struct devcg_doctor_layer *layer,
+			   struct devcg_error *err);
+int devcg_doctor_add_node(struct devcg_doctor_result *r, const struct devcg_doctor_node *node,
+			  struct devcg_error *err);
+int devcg_doctor_find(struct devcg_doctor_result *r, const struct devcg_policy *unit_policy,
+		      struct devcg_error *err);
+
 /* Testing aid of struct devcg_replace_opts.fail_at. */
 static inline bool devcg_fault(const char *fail_at, const char *step)
 {
