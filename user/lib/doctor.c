@@ -570,8 +570,10 @@ static void decide(struct devcg_doctor_result *r, const struct devcg_state *stat
 
 			if (!devcg_request_checked(n->type, n->major, n->minor, acc_bit[a]))
 				v = 1;
-			else if (!p)
+			else if (!strcmp(r->layers[l].kind, "v1"))
 				v = devcg_policy_check(v1, n->type, n->major, n->minor, acc_bit[a], &ex, &decided);
+			else if (!p)
+				v = -1;
 			else if (p->policy)
 				v = devcg_policy_check(p->policy, n->type, n->major, n->minor, acc_bit[a], &ex, &decided);
 			else if (readers[l])
