@@ -418,6 +418,18 @@ TEST(doctor_a_gpu_without_its_companion_is_found)
 			  strstr(r->findings[0].fix, "devcg attach") && strstr(r->findings[0].fix, "/dev/nvidia-uvm"),
 		  "%s / %s", r->findings[0].message, r->findings[0].fix);
 	devcg_doctor_result_free(r);
+	/* the GPU named alone: its companions are still looked for in the whole /dev */
+	{
+		const char *named[] = { "/dev/nvidia0", NULL };
+		DEVCG_OPTS(devcg_doctor_opts, o, .pid = c.pid, .devices = named);
+		struct devcg_error err = { 0 };
+
+		CHECK_MSG(!devcg_doctor(NULL, &o, &r, &err), "%s", err.msg);
+		CHECK_INT(r->nnodes, 1);
+		CHECK_MSG(!strcmp(ids(r), "companion-missing") && strstr(r->findings[0].message, "/dev/nvidia-uvm"),
+			  "findings:%s", all(r));
+		devcg_doctor_result_free(r);
+	}
 	dc_stop(&c);
 }
 

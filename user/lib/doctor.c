@@ -39,6 +39,9 @@ struct doctor {
 	size_t ncap;
 	struct devcg_doctor_finding *findings;
 	size_t fcap;
+	/* every node of the /dev walked, when only some are the result's
+	 * (the devices named): where companions are looked for */
+	const struct devcg_doctor_result *walked;
 };
 
 struct devcg_doctor_result *devcg_doctor_new(void)
@@ -192,6 +195,8 @@ static int v1_says(const struct devcg_doctor_result *r, const struct devcg_docto
 
 static const struct devcg_doctor_node *node_at(const struct devcg_doctor_result *r, const char *path)
 {
+	if (((const struct doctor *)r)->walked)
+		r = ((const struct doctor *)r)->walked;
 	for (size_t i = 0; i < r->nnodes; i++)
 		if (r->nodes[i].present && !strcmp(r->nodes[i].path, path))
 			return &r->nodes[i];
@@ -623,6 +628,11 @@ static int add_allowed(struct devcg_doctor_result *r, const struct devcg_policy 
 	return ret;
 }
 
+static int by_path(const void *a, const void *b)
+{
+	return strcmp(((const struct devcg_doctor_node *)a)->path, ((const struct devcg_doctor_node *)b)->path);
+}
+
 int devcg_doctor(const char *cgroup, const struct devcg_doctor_opts *opts, struct devcg_doctor_result **result,
 		 struct devcg_error *err)
 {
@@ -726,6 +736,9 @@ int devcg_doctor(const char *cgroup, const struct devcg_doctor_opts *opts, struc
 		if (ret)
 			goto out;
 		r->userns = walked->userns;
+		if (walked->nnodes)
+			qsort(((struct doctor *)walked)->nodes, walked->nnodes, sizeof(struct devcg_doctor_node), by_path);
+		((struct doctor *)r)->walked = walked;
 	}
 	if (devices) {
 		for (size_t i = 0; devices[i]; i++) {
@@ -780,6 +793,7 @@ int devcg_doctor(const char *cgroup, const struct devcg_doctor_opts *opts, struc
 		decide(r, state, v1, readers, n);
 	}
 	ret = devcg_doctor_find(r, unit_policy, err);
+	((struct doctor *)r)->walked = NULL;
 out:
 	for (size_t i = 0; i < DEVCG_DOCTOR_MAX_LAYERS; i++)
 		devcg_reader_free(readers[i]);
