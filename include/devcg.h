@@ -849,6 +849,7 @@ struct devcg_doctor_opts {
 /* Filled by the library; read-only to the caller. */
 struct devcg_doctor_result {
 	char cgroup[4096];    /* relative to the cgroup2 mount */
+	char cgroup_path[4096]; /* the same as a path here (what the fixes name) */
 	char v1_cgroup[4096]; /* hybrid host: its v1 devices cgroup ("" none) */
 	int32_t pid;          /* the process whose /dev was walked */
 	bool userns;          /* that process is in another user namespace than the caller */

@@ -354,8 +354,8 @@ TEST(doctor_a_node_present_but_refused_is_found_and_the_container_cannot_open_it
 	CHECK_MSG(!strcmp(ids(r), "node-refused"), "findings:%s", all(r));
 	CHECK_STR(r->findings[0].path, "/dev/x");
 	snprintf(fix, sizeof(fix), "'c %u:0 rw'", fake_major());
-	CHECK_MSG(strstr(r->findings[0].fix, "devcg allow") && strstr(r->findings[0].fix, fix), "%s",
-		  r->findings[0].fix);
+	CHECK_MSG(strstr(r->findings[0].fix, "devcg allow '") && strstr(r->findings[0].fix, c.cg) &&
+			  strstr(r->findings[0].fix, fix), "%s (cgroup %s)", r->findings[0].fix, c.cg);
 	devcg_doctor_result_free(r);
 	/* the kernel agrees: the container's open is refused */
 	CHECK_INT(dc_open(&c, "/dev/x"), EPERM);
@@ -457,6 +457,17 @@ TEST(doctor_v1_refusing_what_the_device_programs_allow_is_found_on_a_hybrid_host
 	devcg_doctor_result_free(r);
 	/* the kernel agrees: v1 refuses the open that the program allows */
 	CHECK_INT(dc_open(&c, "/dev/x"), EPERM);
+	/* the fix it names (a rule for both layers) works: doctor is silent, the open passes */
+	{
+		char rule[64], out[8192];
+
+		snprintf(rule, sizeof(rule), "c %u:0 rw", fake_major());
+		CHECK_INT(DEVCG(out, "allow", c.cg, rule), 0);
+	}
+	r = doctor(&c);
+	CHECK_MSG(r->nfindings == 0, "findings:%s", all(r));
+	devcg_doctor_result_free(r);
+	CHECK_INT(dc_open(&c, "/dev/x"), ENXIO);
 	dc_stop(&c);
 }
 

@@ -155,17 +155,33 @@ static void name_of(const struct devcg_doctor_node *n, char *buf, size_t len)
 		snprintf(buf, len, "%c %u:%u", n->type == DEVCG_BLOCK ? 'b' : 'c', n->major, n->minor);
 }
 
-/* How the command names the container: -p PID, else the cgroup. */
-static void target_of(const struct devcg_doctor_result *r, char *buf, size_t len)
+/* S quoted for a shell, escaped for a terminal. */
+static void sh_quote(const char *s, char *buf, size_t len)
 {
 	char safe[4 * 4096 + 1];
+	size_t off = 0;
 
-	if (r->pid > 0) {
+	devcg_escape(safe, sizeof(safe), s, (size_t)-1, 0);
+	off += (size_t)snprintf(buf + off, len - off, "'");
+	for (const char *p = safe; *p && off + 5 < len; p++)
+		off += (size_t)(*p == '\'' ? snprintf(buf + off, len - off, "'\\''")
+					   : snprintf(buf + off, len - off, "%c", *p));
+	snprintf(buf + off, len - off, "'");
+}
+
+/* How allow and deny name the container: its cgroup's path. */
+static void cgroup_of(const struct devcg_doctor_result *r, char *buf, size_t len)
+{
+	sh_quote(r->cgroup_path[0] ? r->cgroup_path : r->cgroup, buf, len);
+}
+
+/* How attach names it: -p PID, else the cgroup. */
+static void target_of(const struct devcg_doctor_result *r, char *buf, size_t len)
+{
+	if (r->pid > 0)
 		snprintf(buf, len, "-p %d", r->pid);
-		return;
-	}
-	devcg_escape(safe, sizeof(safe), r->cgroup, (size_t)-1, 0);
-	snprintf(buf, len, "'%s'", safe);
+	else
+		cgroup_of(r, buf, len);
 }
 
 /* What the device programs (the v2 layers) say about access I: 1 all
@@ -231,11 +247,12 @@ int devcg_doctor_find(struct devcg_doctor_result *r, const struct devcg_policy *
 		      struct devcg_error *err)
 {
 	struct devcg_doctor_finding *f;
-	char target[4200], name[1200], acc[4];
+	char target[4200], cg[4 * 4096 + 64], name[1200], acc[4];
 	bool has_devcg = false;
 	size_t i;
 
 	target_of(r, target, sizeof(target));
+	cgroup_of(r, cg, sizeof(cg));
 	for (i = 0; i < r->nnodes; i++) {
 		const struct devcg_doctor_node *n = &r->nodes[i];
 		uint8_t v1_refuses = 0, refused = 0, allowed = 0;
@@ -255,7 +272,7 @@ int devcg_doctor_find(struct devcg_doctor_result *r, const struct devcg_policy *
 			FIND(DEVCG_DOCTOR_NODE_REFUSED, "node-refused", n, DEVCG_ACC_READ | DEVCG_ACC_WRITE);
 			snprintf(f->message, sizeof(f->message),
 				 "%s is in the container's /dev but its device programs refuse r and w", name);
-			snprintf(f->fix, sizeof(f->fix), "devcg allow %s '%c %u:%u rw'", target,
+			snprintf(f->fix, sizeof(f->fix), "devcg allow %s '%c %u:%u rw'", cg,
 				 n->type == DEVCG_BLOCK ? 'b' : 'c', n->major, n->minor);
 		}
 		/* hybrid host: the programs allow what the v1 list refuses
@@ -266,7 +283,7 @@ int devcg_doctor_find(struct devcg_doctor_result *r, const struct devcg_policy *
 			snprintf(f->message, sizeof(f->message),
 				 "the device programs allow %s %s, the cgroup v1 devices cgroup %s refuses it",
 				 name, acc, r->v1_cgroup);
-			snprintf(f->fix, sizeof(f->fix), "devcg allow %s '%c %u:%u %s'", target,
+			snprintf(f->fix, sizeof(f->fix), "devcg allow %s '%c %u:%u %s'", cg,
 				 n->type == DEVCG_BLOCK ? 'b' : 'c', n->major, n->minor, acc);
 		}
 		/* allowed, by its own exception, and no node to open */
@@ -277,7 +294,7 @@ int devcg_doctor_find(struct devcg_doctor_result *r, const struct devcg_policy *
 				 "%s is allowed (%s) but has no node in the container's /dev", name, acc);
 			snprintf(f->fix, sizeof(f->fix),
 				 "devcg attach %s HOST_NODE (its node), or devcg deny %s '%c %u:%u rwm'", target,
-				 target, n->type == DEVCG_BLOCK ? 'b' : 'c', n->major, n->minor);
+				 cg, n->type == DEVCG_BLOCK ? 'b' : 'c', n->major, n->minor);
 		}
 		/* a node mknod'd in a user namespace's own file system */
 		if (n->present && r->userns && !n->bind_mounted) {
@@ -354,8 +371,9 @@ int devcg_doctor_find(struct devcg_doctor_result *r, const struct devcg_policy *
 			 "crun's program %u on %s runs beside devcg's: crun update detaches it and attaches a "
 			 "new one built from the container's config.json, which drops what devcg allowed beyond it",
 			 r->layers[i].prog_id, where);
-		snprintf(f->fix, sizeof(f->fix), "devcg attach %s --force (devcg's program takes crun's over), "
-			 "and put the devices in config.json's linux.resources.devices", target);
+		snprintf(f->fix, sizeof(f->fix), "crun update --resources FILE %s (FILE's devices: every device "
+			 "devcg allows there), so that the program crun re-installs allows them too",
+			 "CONTAINER");
 	}
 	return 0;
 }
@@ -681,6 +699,13 @@ int devcg_doctor(const char *cgroup, const struct devcg_doctor_opts *opts, struc
 	if (ret)
 		goto out;
 	snprintf(r->cgroup, sizeof(r->cgroup), "%s", devcg_state_cgroup(state));
+	{
+		char mnt[4096];
+
+		if (!devcg_cgroup2_mount(mnt, sizeof(mnt), NULL))
+			snprintf(r->cgroup_path, sizeof(r->cgroup_path), "%s%s", mnt,
+				 strcmp(r->cgroup, "/") ? r->cgroup : "");
+	}
 	r->pid = pid;
 	/* the v1 devices cgroup (hybrid host) */
 	ret = pid ? devcg_pid_v1_cgroup(pid, r->v1_cgroup, sizeof(r->v1_cgroup), err)
