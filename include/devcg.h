@@ -780,6 +780,103 @@ DEVCG_API int devcg_detach(const char *cgroup, const struct devcg_hotplug_device
 			   struct devcg_hotplug_result **result, struct devcg_error *err);
 DEVCG_API void devcg_hotplug_result_free(struct devcg_hotplug_result *result);
 
+
+/* ---- doctor: why a container cannot open a device, and what will take it away */
+
+/* The most layers (the v1 devices cgroup, each device program) a device is
+ * decided by in a doctor's result. */
+#define DEVCG_DOCTOR_MAX_LAYERS 16
+
+/* One layer that has a say on every open of the container. */
+struct devcg_doctor_layer {
+	char kind[4];      /* "v1": the cgroup v1 devices cgroup; "v2": a device program */
+	char owner[16];    /* v2: devcg_program.owner ("devcg", "systemd", "runc", "crun", "unknown") */
+	uint32_t prog_id;  /* v2 */
+	char where[4096];  /* v1: its directory; v2: the cgroup the program is on ("?": not visible) */
+	char unit[256];    /* v2: systemd's program: its unit */
+	char why_unknown[256]; /* a program devcg cannot read: why its decisions are unknown */
+};
+
+/* One device: a node in the container's /dev, a device named, or one a
+ * policy allows by its own exception. */
+struct devcg_doctor_node {
+	char path[256];    /* in the container ("" when there is no node) */
+	bool present;      /* a node is there */
+	uint8_t type;      /* DEVCG_CHAR or DEVCG_BLOCK */
+	uint32_t major, minor;
+	uint32_t mode, uid, gid; /* the node's, as the host sees them */
+	bool bind_mounted; /* the node is a mount point (a host node bound), not made by mknod */
+	/* per layer (result's layers), for r, w and m: 1 allow, 0 deny, -1 unknown */
+	int8_t decision[DEVCG_DOCTOR_MAX_LAYERS][3];
+	/* all layers together (the kernel's answer now), r, w, m */
+	int8_t allowed[3];
+};
+
+enum devcg_doctor_kind {
+	DEVCG_DOCTOR_NODE_REFUSED = 1,   /* a node present, r and w refused by the device programs */
+	DEVCG_DOCTOR_ALLOWED_ABSENT,     /* a device a policy allows by its own exception, no node */
+	DEVCG_DOCTOR_COMPANION_MISSING,  /* a GPU node (/dev/nvidiaN) without /dev/nvidiactl or /dev/nvidia-uvm */
+	DEVCG_DOCTOR_V1_REFUSES,         /* hybrid host: the v1 devices cgroup refuses what the programs allow */
+	DEVCG_DOCTOR_SYSTEMD_RELOAD,     /* allowed now, but not by the unit's DeviceAllow=: a daemon-reload revokes it */
+	DEVCG_DOCTOR_RUNTIME_REINSTALL,  /* crun's program beside devcg's: crun update re-installs its own */
+	DEVCG_DOCTOR_USERNS_MKNOD,       /* a mknod'd node in a user-namespaced container (nodev there) */
+};
+
+struct devcg_doctor_finding {
+	uint8_t kind;      /* enum devcg_doctor_kind */
+	char id[32];       /* the kind in words: "node-refused", "allowed-absent", ... */
+	char path[256];    /* the device's node ("" when none) */
+	uint8_t type;
+	uint32_t major, minor;
+	uint8_t access;    /* the access concerned (enum devcg_access bits) */
+	char message[1024]; /* what is wrong, one line (container-made text escaped) */
+	char fix[1024];    /* the command that fixes it */
+};
+
+struct devcg_doctor_opts {
+	size_t sz;
+	/* a process of the container (0: the first process of CGROUP) */
+	int32_t pid;
+	/* a runc or crun container id: its init process (/run/runc/ID/state.json,
+	 * /run/crun/ID/status); NULL: none */
+	const char *container;
+	/* the devices to look at, NULL-terminated: a path in the container's
+	 * /dev ("/dev/nvidia0") or "TYPE MAJOR:MINOR" ("c 195:0"); NULL: every
+	 * node of its /dev and every device a policy allows by its own exception */
+	const char *const *devices;
+};
+
+/* Filled by the library; read-only to the caller. */
+struct devcg_doctor_result {
+	char cgroup[4096];    /* relative to the cgroup2 mount */
+	char cgroup_path[4096]; /* the same as a path here (what the fixes name) */
+	char v1_cgroup[4096]; /* hybrid host: its v1 devices cgroup ("" none) */
+	int32_t pid;          /* the process whose /dev was walked */
+	bool userns;          /* that process is in another user namespace than the caller */
+	char unit[256];       /* the systemd unit whose own cgroup it is ("" none, or no systemd) */
+	size_t nlayers;
+	const struct devcg_doctor_layer *layers;
+	size_t nnodes;
+	const struct devcg_doctor_node *nodes;
+	size_t nfindings;
+	const struct devcg_doctor_finding *findings;
+};
+
+/*
+ * Why a container cannot open a device and what will take access away:
+ * walks the /dev of the container's process (through /proc/PID/root, by fd,
+ * never following a symbolic link, on /dev's own file system, at most 8
+ * deep and 100000 entries), decides r, w and m of every node (or of
+ * opts->devices) by each layer (the v1 devices cgroup on a hybrid host,
+ * each device program on the path, devcg's or read by devcg_reader_*()),
+ * and lists findings, each with the command that fixes it. *RESULT: free
+ * it with devcg_doctor_result_free(). Returns 0 (findings or not) or a
+ * negative errno.
+ */
+DEVCG_API int devcg_doctor(const char *cgroup, const struct devcg_doctor_opts *opts,
+			   struct devcg_doctor_result **result, struct devcg_error *err);
+DEVCG_API void devcg_doctor_result_free(struct devcg_doctor_result *result);
+
 #ifdef __cplusplus
 }
 #endif

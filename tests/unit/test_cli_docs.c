@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 static const char *const verbs[] = { "replace", "show", "check", "allow", "deny", "reset", "compile",
-				     "trace", "oci-hook", "attach", "detach" };
+				     "trace", "oci-hook", "attach", "detach", "doctor" };
 
 static char *slurp_cmd(const char *cmd)
 {

@@ -26,7 +26,7 @@ struct verb {
 
 extern const struct verb verb_compile, verb_check, verb_replace, verb_show, verb_allow,
 	verb_deny, verb_reset, verb_trace, verb_oci_hook;
-extern const struct verb verb_attach, verb_detach;
+extern const struct verb verb_attach, verb_detach, verb_doctor;
 
 /* Print a usage error and a one-line hint; returns EXIT_USAGE. */
 int cli_usage(struct cli *cli, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

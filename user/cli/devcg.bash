@@ -13,11 +13,11 @@ _devcg()
 		esac
 	done
 	if [[ -z $verb ]]; then
-		COMPREPLY=($(compgen -W "replace show check allow deny reset compile trace oci-hook attach detach help -j --json -h --help -V --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "replace show check allow deny reset compile trace oci-hook attach detach doctor help -j --json -h --help -V --version" -- "$cur"))
 		return
 	fi
 	if [[ $verb == help ]]; then
-		[[ $prev == help ]] && COMPREPLY=($(compgen -W "replace show check allow deny reset compile trace oci-hook attach detach" -- "$cur"))
+		[[ $prev == help ]] && COMPREPLY=($(compgen -W "replace show check allow deny reset compile trace oci-hook attach detach doctor" -- "$cur"))
 		return
 	fi
 	case $prev in
@@ -39,6 +39,7 @@ _devcg()
 	trace) opts="$opts --cgroup --pid --comm --duration --only --hooks --stats" ;;
 	attach) opts="$opts -p --pid --access --mode --uid --gid --cdi --cdi-spec-dir --method --force --no-systemd" ;;
 	detach) opts="$opts -p --pid --cdi --cdi-spec-dir --force --no-systemd" ;;
+	doctor) opts="$opts -p --pid --container" ;;
 	esac
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "$opts" -- "$cur"))

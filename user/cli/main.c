@@ -8,7 +8,7 @@
 
 static const struct verb *const verbs[] = {
 	&verb_replace, &verb_show, &verb_check, &verb_allow, &verb_deny, &verb_reset,
-	&verb_compile, &verb_trace, &verb_oci_hook, &verb_attach, &verb_detach,
+	&verb_compile, &verb_trace, &verb_oci_hook, &verb_attach, &verb_detach, &verb_doctor,
 };
 
 static void usage(FILE *f)
@@ -27,7 +27,8 @@ static void usage(FILE *f)
 		   "                 for a verb's\n"
 		   "  -V, --version  print the version\n\n"
 		   "Exit status: 0 success, 1 failure, 2 usage error ('check': 0 allow,\n"
-		   "1 deny, 3 failure). Standard output that cannot be written (a full\n"
+		   "1 deny, 3 failure; 'doctor': 0 nothing wrong, 1 findings, 2 error).\n"
+		   "Standard output that cannot be written (a full\n"
 		   "disk) is a failure, said on standard error.\n"
 		   "See devcg(8).\n");
 }

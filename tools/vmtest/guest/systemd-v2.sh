@@ -293,6 +293,44 @@ stop_workload "$unit"
 rm -f "$FAKEGPU1"
 info "time: allow and deny: $((SECONDS - t0))s"
 
+# ---- devcg doctor names the grant the next daemon-reload revokes ---------
+# A grant made with --no-systemd (the unit's DeviceAllow= left without the
+# fake GPU) is found (systemd-reload, and nothing else, exit 1); the same
+# grant made with devcg's systemd step (DeviceAllow= widened) is not (exit
+# 0: the control); the daemon-reload then keeps the grant.
+t0=$SECONDS
+unit=devcg-doctor
+if start_workload "$unit" "${UNIT_PROPS[@]}" -- /dev/null "$FAKEGPU"; then
+	cg=$(cgroup_of "$unit")
+	if out=$(devcg replace --no-systemd "$cg" "${POLICY[@]}" 2>&1); then
+		out=$(devcg doctor "$cg" "$FAKEGPU" 2>&1); st=$?
+		ids=$(sed -n 's/^  \([a-z0-9-]*\): .*/\1/p' <<<"$out" | tr '\n' ' ')
+		info "devcg doctor after replace --no-systemd: $(tr '\n' ' ' <<<"$out")"
+		if [ "$st" = 1 ] && [ "$ids" = "systemd-reload " ] && grep -q "fix: systemctl set-property --runtime $unit.service DeviceAllow=" <<<"$out"; then
+			pass doctor_finds_the_grant_a_reload_revokes
+		else
+			fail doctor_finds_the_grant_a_reload_revokes "exit $st, findings '$ids': $out"
+		fi
+		if out=$(devcg replace "$cg" "${POLICY[@]}" 2>&1); then
+			out=$(devcg doctor "$cg" "$FAKEGPU" 2>&1); st=$?
+			info "devcg doctor after replace (DeviceAllow= widened): $(tr '\n' ' ' <<<"$out")"
+			if [ "$st" = 0 ] && grep -q '^no findings' <<<"$out"; then
+				pass doctor_control_a_widened_unit_is_no_finding
+			else
+				fail doctor_control_a_widened_unit_is_no_finding "exit $st: $out"
+			fi
+		else
+			fail doctor_control_a_widened_unit_is_no_finding "devcg replace $cg: $out"
+		fi
+	else
+		fail doctor_finds_the_grant_a_reload_revokes "devcg replace --no-systemd $cg: $out"
+	fi
+else
+	fail doctor_finds_the_grant_a_reload_revokes "the workload $unit did not start"
+fi
+stop_workload "$unit"
+info "time: doctor: $((SECONDS - t0))s"
+
 # ---- 100 reloads: a service, runc and podman containers -------------------
 t0=$SECONDS
 . "$DEVCG_VMTEST_LIB/soak.sh"
