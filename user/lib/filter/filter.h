@@ -39,6 +39,16 @@ int devcg_filter_value(const struct devcg_policy *policy, bool audit, struct dev
  * multiplier is chosen from the keys and the process's secret alone: a
  * value this process filled). */
 int devcg_table_of(const struct devcg_policy_value *v, struct devcg_table *table);
+/* table.c: the table of the value *OUT from the K tags TAGS (the '*:*'
+ * ones last), with room for OTHERS exceptions after it, allocated by
+ * devcg_filter_take() when KEEP, else malloc(); how it was filled in T.
+ * The secret is drawn first, at first use. 0 or -ENOMEM. */
+int devcg_table_fill(const __u64 *tags, size_t k, size_t others, struct devcg_policy_value **out, size_t *size,
+		     struct devcg_table *t, bool keep);
+/* table.c: SIZE bytes from the memory this thread kept, or malloc()'s;
+ * give them back (or malloc()'s) with devcg_filter_give(). */
+void *devcg_filter_take(size_t size);
+void devcg_filter_give(void *p);
 /* For tests and the bench: set the secret the hash multipliers are mixed
  * from (drawn from getrandom() at first use; 0 gives the sequence anyone
  * can compute from devcg's source). */
