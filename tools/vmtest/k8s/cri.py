@@ -25,9 +25,16 @@ api_pb2_grpc.py beside this file.
   devcg-cri rm POD                   StopContainer, RemoveContainer (each
                                      container of POD), StopPodSandbox,
                                      RemovePodSandbox
+  devcg-cri shell                    the commands above, one a line from
+                                     standard input (words split as by the
+                                     shell), each answered by its output
+                                     and "END STATUS": one python start for
+                                     all (bash: coproc)
 """
+import io
 import json
 import os
+import shlex
 import sys
 import time
 import uuid
@@ -156,15 +163,53 @@ def cmd_rm(args):
     rt.RemovePodSandbox(cri.RemovePodSandboxRequest(pod_sandbox_id=pod), timeout=TIMEOUT)
 
 
-def main():
-    cmds = {"run": (cmd_run, 3), "update": (cmd_update, 2), "exec": (cmd_exec, 2),
-            "status": (cmd_status, 1), "ls": (cmd_ls, 0), "rm": (cmd_rm, 1)}
-    if len(sys.argv) < 2 or sys.argv[1] not in cmds or len(sys.argv) - 2 < cmds[sys.argv[1]][1]:
-        sys.exit(__doc__)
+CMDS = {"run": (cmd_run, 3), "update": (cmd_update, 2), "exec": (cmd_exec, 2),
+        "status": (cmd_status, 1), "ls": (cmd_ls, 0), "rm": (cmd_rm, 1)}
+
+
+def dispatch(argv):
+    if not argv or argv[0] not in CMDS or len(argv) - 1 < CMDS[argv[0]][1]:
+        sys.exit(__doc__ if sys.argv[1:2] != ["shell"] else
+                 "devcg-cri: unknown command or missing arguments: %s" % " ".join(argv))
     try:
-        cmds[sys.argv[1]][0](sys.argv[2:])
+        CMDS[argv[0]][0](argv[1:])
     except grpc.RpcError as e:
-        sys.exit("devcg-cri %s: %s: %s" % (sys.argv[1], e.code().name.lower(), e.details()))
+        sys.exit("devcg-cri %s: %s: %s" % (argv[0], e.code().name.lower(), e.details()))
+
+
+def shell():
+    out = sys.stdout
+    for line in sys.stdin:
+        argv = shlex.split(line)
+        if not argv:
+            continue
+        buf = io.StringIO()
+        sys.stdout = sys.stderr = buf
+        status = 0
+        try:
+            dispatch(argv)
+        except SystemExit as e:
+            if isinstance(e.code, str):
+                buf.write(e.code + "\n")
+                status = 1
+            else:
+                status = e.code or 0
+        except Exception as e:  # a bad line: said, and the shell goes on
+            buf.write("devcg-cri %s: %s\n" % (argv[0], e))
+            status = 1
+        finally:
+            sys.stdout, sys.stderr = out, sys.__stderr__
+        text = buf.getvalue()
+        out.write(text if not text or text.endswith("\n") else text + "\n")
+        out.write("END %d\n" % status)
+        out.flush()
+
+
+def main():
+    if sys.argv[1:2] == ["shell"]:
+        shell()
+    else:
+        dispatch(sys.argv[1:])
 
 
 if __name__ == "__main__":

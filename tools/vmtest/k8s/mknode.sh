@@ -8,6 +8,7 @@ k8sdir=$here/k8s
 install -D -m 0644 "$k8sdir/config.toml" "$work/etc/containerd/config.toml"
 install -D -m 0644 "$k8sdir/nvidia.yaml" "$work/etc/cdi/nvidia.yaml"
 install -D -m 0644 "$k8sdir/hook.yaml" "$work/etc/cdi/devcg-hook.yaml"
+install -D -m 0644 "$k8sdir/filter.yaml" "$work/etc/cdi/devcg-filter.yaml"
 mkdir -p "$work/etc/nri/conf.d" "$work/opt/nri/plugins"
 
 # The CRI client's stubs, generated in the root from the CRI API definition
@@ -73,3 +74,15 @@ done
 # containerd's package has tools and shims the guest does not run (40 MB
 # the guest would copy at each boot): the stress tool and the v1 shims
 rm -f "$work/usr/bin/containerd-stress" "$work/usr/bin/containerd-shim" "$work/usr/bin/containerd-shim-runc-v1"
+
+# what a first boot of this root runs at every boot of the guest (its /etc
+# and /var are new each time): the linker cache and the journal catalog are
+# built already
+for unit in ldconfig.service systemd-journal-catalog-update.service systemd-update-done.service \
+	systemd-hostnamed.socket systemd-hostnamed.service e2scrub_reap.service; do
+	ln -sf /dev/null "$work/etc/systemd/system/$unit"
+done
+
+# the guest script itself, for a run with other counts:
+#   K8S_UPDATES=100 K8S_RELOADS=100 . /usr/lib/devcg-vmtest/k8s-node.sh
+install -m 0644 "$here/guest/k8s-node.sh" "$lib/k8s-node.sh"
