@@ -23,7 +23,8 @@
 #                   standard error, and the exit status is the script's
 #   VMTEST_SUMMARY  with a script: judge its last "N passed, N failed,
 #                   N skipped" line as the suite's, not its exit status
-#   VMTEST_TIMEOUT  seconds for qemu (default 1500 busybox, 1200 systemd)
+#   VMTEST_TIMEOUT  seconds for qemu (default 1500 busybox, 1200 systemd,
+#                   1800 k8s-node)
 #   VMTEST_CGROUP   busybox guest: v2 (default, pure cgroup v2) or hybrid
 #                   (cgroup2 on /sys/fs/cgroup/unified, v1 devices, freezer)
 #   VMTEST_APPEND   more kernel parameters; NAME=VALUE ones reach the busybox
@@ -60,7 +61,8 @@ systemd-v2 | systemd-v1)
 k8s-node)
 	initrd=$dir/k8s.cpio
 	log=${VMTEST_LOG:-$dir/guest-$guest.log}
-	limit=${VMTEST_TIMEOUT:-1200}
+	# 1,043 s from qemu's start to the power-off at a host load of 7-8
+	limit=${VMTEST_TIMEOUT:-1800}
 	# the root is larger (containerd, python3), and the initramfs and its
 	# copy are both in memory until switch_root
 	mem=3G

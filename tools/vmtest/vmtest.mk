@@ -23,7 +23,8 @@
 #   make vmtest VMTEST_CGROUP=hybrid     busybox: v1 devices and freezer
 #                                        mounted too (default v2)
 #   VMTEST_TIMEOUT=400 make vmtest       qemu's time limit per guest
-#                                        (default 1500 s busybox, 1200 s systemd)
+#                                        (default 1500 s busybox, 1200 s systemd,
+#                                        1800 s k8s-node)
 #   VMTEST_APPEND='DEVCG_TEST_VERBOSE=1' make vmtest
 #                                        kernel parameters; NAME=VALUE ones
 #                                        reach the busybox suite's environment
