@@ -15,7 +15,7 @@
 # A run's own script is a second, small cpio appended by run.sh.
 #
 # The k8s-node guest (GUEST k8s-node) is built the same way from a Debian 13
-# (trixie) root with containerd, and gets on top (k8s_node below): the
+# (trixie) root with containerd, and gets on top (k8s/mknode.sh): the
 # containerd configuration (k8s/config.toml), the CDI specs (k8s/*.yaml in
 # /etc/cdi), the pause and workload images as OCI layouts (k8s/mkoci.sh),
 # the CRI client (k8s/cri.py) with its stubs generated from the api.proto
@@ -37,7 +37,7 @@ if [ "$guest" = k8s-node ]; then
 	# stubs (purged from the image afterwards); no podman. Nothing to
 	# purge: trixie's root is merged without usrmerge and has no perl
 	# beyond perl-base.
-	export VMTEST_SUITE=trixie VMTEST_ROOT_NAME=debian-trixie-root VMTEST_ROOT_PURGE=
+	export VMTEST_SUITE=${VMTEST_K8S_SUITE:-trixie} VMTEST_ROOT_NAME=debian-${VMTEST_K8S_SUITE:-trixie}-root VMTEST_ROOT_PURGE=
 	export VMTEST_ROOT_BASE="systemd-sysv dbus containerd runc crun busybox-static bpftool python3-grpcio python3-grpc-tools"
 fi
 

@@ -41,7 +41,7 @@ guest=${VMTEST_GUEST:-busybox}
 script=${VMTEST_SCRIPT:-}
 kernel=$dir/vmlinuz
 kdir=$dir
-[ "$guest" = k8s-node ] && kdir=$dir/trixie kernel=$dir/trixie/vmlinuz
+[ "$guest" = k8s-node ] && kdir=$dir/${VMTEST_K8S_SUITE:-trixie} kernel=$dir/${VMTEST_K8S_SUITE:-trixie}/vmlinuz
 release=$(cat "$kdir/kernel-release" 2>/dev/null || echo unknown)
 mem=2G
 cr=$(printf '\r')

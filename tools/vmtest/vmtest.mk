@@ -47,6 +47,7 @@ VMTEST_CGROUP ?= v2
 VMTEST_BINS  := $(BUILD)/devcg $(BUILD)/devcg-reader $(BUILD)/tests/kernel
 VMTEST_GUESTS ?= busybox systemd-v2 systemd-v1 k8s-node
 VMTEST_K8S_SUITE ?= trixie
+export VMTEST_K8S_SUITE
 VMTEST_K8S_KERNEL_PKG ?=
 GUEST        ?= busybox
 SCRIPT       ?=

@@ -4,6 +4,7 @@
 # root ($work): containerd's configuration, the CDI specs, the CRI client
 # and its stubs, the pause and workload images.
 k8sdir=$here/k8s
+suite=${VMTEST_K8S_SUITE:-trixie}
 
 install -D -m 0644 "$k8sdir/config.toml" "$work/etc/containerd/config.toml"
 install -D -m 0644 "$k8sdir/nvidia.yaml" "$work/etc/cdi/nvidia.yaml"
@@ -15,15 +16,15 @@ mkdir -p "$work/etc/nri/conf.d" "$work/opt/nri/plugins"
 # of the suite's golang-github-kubernetes-cri-api-dev (downloaded, unpacked
 # with dpkg -x, not installed; kept under DIR/trixie). Its api.proto
 # imports gogoproto for options of the Go code only: those lines go.
-apidir=$dir/trixie/cri-api
+apidir=$dir/$suite/cri-api
 if ! ls "$apidir"/golang-github-kubernetes-cri-api-dev_*.deb >/dev/null 2>&1; then
 	rm -rf "$apidir"
 	mkdir -p "$apidir"
 	aptsuite=$(cd "$here" && pwd)/aptsuite.sh
-	suitedir=$(cd "$dir" && pwd)/trixie
-	(cd "$apidir" && "$aptsuite" "$suitedir" trixie apt-get download -q \
+	suitedir=$(cd "$dir" && pwd)/$suite
+	(cd "$apidir" && "$aptsuite" "$suitedir" "$suite" apt-get download -q \
 		golang-github-kubernetes-cri-api-dev >/dev/null) || {
-		echo "vmtest: cannot download golang-github-kubernetes-cri-api-dev (trixie)" >&2
+		echo "vmtest: cannot download golang-github-kubernetes-cri-api-dev ($suite)" >&2
 		exit 1
 	}
 fi
