@@ -6,23 +6,38 @@
 #
 # The package is what linux-image-cloud-amd64 (Debian 12: Linux 6.1)
 # depends on, or $VMTEST_KERNEL_PKG (e.g. linux-image-6.1.0-57-cloud-amd64).
+#
+# Usage: fetch-kernel.sh DIR [SUITE [META]]
+#   SUITE: another Debian suite than the host's (the k8s-node guest: trixie,
+#   Linux 6.12), whose package lists aptsuite.sh keeps under DIR; META the
+#   package to resolve (default linux-image-cloud-amd64)
 set -eu
-dir=${1:?usage: fetch-kernel.sh DIR}
-meta=linux-image-cloud-amd64
+dir=${1:?usage: fetch-kernel.sh DIR [SUITE [META]]}
+suite=${2:-}
+meta=${3:-linux-image-cloud-amd64}
+here=$(cd "$(dirname "$0")" && pwd)
+if [ -n "$suite" ]; then
+	mkdir -p "$dir"
+	apt_get() { "$here/aptsuite.sh" "$dir" "$suite" apt-get "$@"; }
+	apt_cache() { "$here/aptsuite.sh" "$dir" "$suite" apt-cache "$@"; }
+else
+	apt_get() { apt-get "$@"; }
+	apt_cache() { apt-cache "$@"; }
+fi
 
 resolve() {
 	if [ -n "${VMTEST_KERNEL_PKG:-}" ]; then
 		echo "$VMTEST_KERNEL_PKG"
 		return
 	fi
-	apt-cache depends "$meta" 2>/dev/null |
+	apt_cache depends "$meta" 2>/dev/null |
 		sed -n 's/^ *Depends: \(linux-image-[^ ]*-cloud-amd64\)$/\1/p' | head -n1
 }
 
 pkg=$(resolve)
-if [ -z "$pkg" ] || ! apt-cache show "$pkg" >/dev/null 2>&1; then
+if [ -z "$pkg" ] || ! apt_cache show "$pkg" >/dev/null 2>&1; then
 	echo "vmtest: package lists have no $meta; running apt-get update" >&2
-	apt-get update -qq
+	apt_get update -qq
 	pkg=$(resolve)
 fi
 [ -n "$pkg" ] || { echo "vmtest: cannot resolve $meta to a kernel package" >&2; exit 1; }
@@ -31,7 +46,8 @@ mkdir -p "$dir"
 rm -rf "$dir/kernel" "$dir"/linux-image-*.deb
 echo "vmtest: downloading $pkg"
 # as root apt would warn that its _apt user cannot write here; it need not
-(cd "$dir" && apt-get download -q -o APT::Sandbox::User=root "$pkg" >/dev/null)
+dir=$(cd "$dir" && pwd)
+(cd "$dir" && apt_get download -q -o APT::Sandbox::User=root "$pkg" >/dev/null)
 deb=$(ls "$dir"/"$pkg"_*.deb)
 dpkg -x "$deb" "$dir/kernel"
 img=$(ls "$dir"/kernel/boot/vmlinuz-* | head -n1)

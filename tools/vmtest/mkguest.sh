@@ -14,13 +14,32 @@
 # project changes, and neither gzip here nor gunzip under TCG is needed.
 # A run's own script is a second, small cpio appended by run.sh.
 #
-# Usage: mkguest.sh BUILD OUT
+# The k8s-node guest (GUEST k8s-node) is built the same way from a Debian 13
+# (trixie) root with containerd, and gets on top (k8s/mknode.sh): the
+# containerd configuration (k8s/config.toml), the CDI specs (k8s/*.yaml in
+# /etc/cdi), the pause and workload images as OCI layouts (k8s/mkoci.sh),
+# the CRI client (k8s/cri.py) with its stubs generated from the api.proto
+# of Debian's golang-github-kubernetes-cri-api-dev, and guest/k8s-node.sh's
+# parts.
+#
+# Usage: mkguest.sh BUILD OUT [GUEST]
 set -eu
-build=${1:?usage: mkguest.sh BUILD OUT}
-out=${2:?usage: mkguest.sh BUILD OUT}
+build=${1:?usage: mkguest.sh BUILD OUT [GUEST]}
+out=${2:?usage: mkguest.sh BUILD OUT [GUEST]}
+guest=${3:-systemd}
 here=$(dirname "$0")
 dir=$build/vmtest
 work=$dir/systemd-root
+if [ "$guest" = k8s-node ]; then
+	work=$dir/k8s-root
+	# Debian 13: containerd 1.7 (CRI, NRI, CDI), runc, crun, systemd 257;
+	# python3-grpcio for the CRI client, python3-grpc-tools to generate its
+	# stubs (purged from the image afterwards); no podman. Nothing to
+	# purge: trixie's root is merged without usrmerge and has no perl
+	# beyond perl-base.
+	export VMTEST_SUITE=${VMTEST_K8S_SUITE:-trixie} VMTEST_ROOT_NAME=debian-${VMTEST_K8S_SUITE:-trixie}-root VMTEST_ROOT_PURGE=
+	export VMTEST_ROOT_BASE="systemd-sysv dbus containerd runc crun busybox-static bpftool python3-grpcio python3-grpc-tools"
+fi
 
 debs=$(ls "$build"/deb/libdevcg[0-9]*_*.deb "$build"/deb/devcg_*.deb 2>/dev/null) || {
 	echo "vmtest: no packages in $build/deb (make deb)" >&2
@@ -43,6 +62,7 @@ dpkg --root="$work" -i $debs >"$dir/dpkg.log" 2>&1 || {
 [ -x "$work/usr/bin/devcg" ] || { echo "vmtest: devcg is not installed in the guest root" >&2; exit 1; }
 # the ldconfig trigger (libdevcg0) runs in the root, as dpkg would there
 chroot "$work" /sbin/ldconfig
+[ "$guest" = k8s-node ] && k8s=1 || k8s=
 
 lib=$work/usr/lib/devcg-vmtest
 mkdir -p "$lib"
@@ -53,6 +73,9 @@ install -m 0755 "$here/systemd/run" "$lib/run"
 for part in lib soak revoke hotplug-systemd; do
 	install -m 0644 "$here/guest/$part.sh" "$lib/$part.sh"
 done
+if [ -n "$k8s" ]; then
+	. "$here/k8s/mknode.sh"
+fi
 install -m 0644 "$here/systemd/devcg-vmtest.service" "$work/etc/systemd/system/"
 ln -sf ../devcg-vmtest.service "$work/etc/systemd/system/multi-user.target.wants/devcg-vmtest.service"
 install -m 0755 "$here/init-systemd" "$work/init"

@@ -11,7 +11,12 @@
 #   rebuild of the project does not rebuild the root).
 # Environment: VMTEST_MIRROR (a mirror URL or a sources file; default the
 #   host's /etc/apt/sources.list.d/debian.sources, else mmdebstrap's own
-#   default), VMTEST_SUITE (default bookworm).
+#   default), VMTEST_SUITE (default bookworm; another suite than the host's
+#   gets the host's sources with its codename replaced, aptsuite.sh),
+#   VMTEST_ROOT_BASE (the base package list instead of the one below),
+#   VMTEST_ROOT_PURGE (packages purged at the end instead of the ones below),
+#   VMTEST_ROOT_NAME (the root's directory name before -KEY, default
+#   debian-root; the k8s-node guest's is debian-trixie-root).
 #
 # Root mode (we are root): mmdebstrap's unshare and fakechroot modes are not
 # needed, and root mode leaves real owners and device nodes in the tree.
@@ -28,11 +33,16 @@ suite=${VMTEST_SUITE:-bookworm}
 # (50 MB the guest copies at each boot) can go (the customize hook below);
 # bpftool (2 MB) lets a guest script pin a program and list a cgroup's
 # programs (guest/bpfprogram.sh)
-base="systemd-sysv dbus runc crun podman conmon busybox-static usr-is-merged bpftool"
-unneeded="usrmerge libfile-find-rule-perl libnumber-compare-perl libtext-glob-perl perl libperl5.36 perl-modules-5.36"
+base=${VMTEST_ROOT_BASE:-systemd-sysv dbus runc crun podman conmon busybox-static usr-is-merged bpftool}
+unneeded=${VMTEST_ROOT_PURGE-usrmerge libfile-find-rule-perl libnumber-compare-perl libtext-glob-perl perl libperl5.36 perl-modules-5.36}
+name=${VMTEST_ROOT_NAME:-debian-root}
 pkgs=$(printf '%s\n' $base "$@" | LC_ALL=C sort -u | tr '\n' ' ')
 mirror=${VMTEST_MIRROR:-}
-if [ -z "$mirror" ] && [ -f /etc/apt/sources.list.d/debian.sources ]; then
+host_suite=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+if [ "$suite" != "${host_suite:-bookworm}" ] && { [ -z "$mirror" ] || [ -f "$mirror" ]; }; then
+	# the host's sources name the host's suites: the same with this one
+	mirror=$("$(dirname "$0")/aptsuite.sh" "$dir/$suite" "$suite" sources)
+elif [ -z "$mirror" ] && [ -f /etc/apt/sources.list.d/debian.sources ]; then
 	mirror=/etc/apt/sources.list.d/debian.sources
 fi
 mirror_text=$mirror
@@ -41,10 +51,11 @@ mirror_text=$mirror
 key=$( {
 	echo "$suite"
 	echo "$pkgs"
+	echo "$unneeded"
 	echo "$mirror_text"
 	cat "$0"
 } | sha256sum | cut -c1-16)
-root=$dir/debian-root-$key
+root=$dir/$name-$key
 if [ -f "$root/.complete" ]; then
 	echo "vmtest: Debian root $root is cached ($pkgs)" >&2
 	echo "$root"
@@ -59,7 +70,7 @@ command -v mmdebstrap >/dev/null || {
 
 mkdir -p "$dir"
 rm -rf "$root" "$root.tmp"
-log=$dir/mmdebstrap.log
+log=$dir/mmdebstrap${VMTEST_ROOT_NAME:+-$name}.log
 echo "vmtest: building the Debian $suite root with mmdebstrap: $pkgs (log in $log)" >&2
 start=$(date +%s)
 # documentation, manuals and translations are left out (the guest lives in
@@ -73,8 +84,8 @@ set -- --variant=apt --mode=root --format=directory \
 	--dpkgopt='path-exclude=/usr/share/locale/*' \
 	--dpkgopt='path-exclude=/usr/share/info/*' \
 	--include="$(echo $pkgs | tr ' ' ',')" \
-	--customize-hook="chroot \"\$1\" dpkg --purge $unneeded" \
 	"$suite" "$root.tmp"
+[ -n "$unneeded" ] && set -- --customize-hook="chroot \"\$1\" dpkg --purge $unneeded" "$@"
 [ -n "$mirror" ] && set -- "$@" "$mirror"
 if ! mmdebstrap "$@" >"$log" 2>&1; then
 	echo "vmtest: mmdebstrap failed: the systemd guests have no root (no network to the Debian mirror?); the end of $log:" >&2
@@ -85,7 +96,7 @@ fi
 touch "$root.tmp/.complete"
 mv "$root.tmp" "$root"
 # older roots (other package lists) go
-for old in "$dir"/debian-root-*; do
+for old in "$dir/$name"-*; do
 	[ "$old" = "$root" ] || rm -rf "$old"
 done
 echo "vmtest: Debian root $root built in $(($(date +%s) - start))s, $(du -sm "$root" | cut -f1) MB" >&2

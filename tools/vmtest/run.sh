@@ -12,14 +12,19 @@
 #   VMTEST_GUEST    busybox (default): the kernel suite from a busybox
 #                   initramfs; systemd-v2: Debian 12 with systemd as PID 1 on
 #                   pure cgroup v2; systemd-v1: the same with
-#                   systemd.unified_cgroup_hierarchy=0 (legacy/hybrid v1)
+#                   systemd.unified_cgroup_hierarchy=0 (legacy/hybrid v1);
+#                   k8s-node: Debian 13 with systemd 257 and containerd 1.7
+#                   (CRI, NRI, CDI) on Debian 13's kernel (DIR/trixie/), pure
+#                   cgroup v2; its lines "TRACE-JSON {...}" are kept in
+#                   DIR/k8s-node-trace.json, not printed
 #   VMTEST_SCRIPT   a file the guest runs as root instead of the suite (the
 #                   systemd guests: once systemd has reached its default
 #                   target); its output goes to standard output, progress to
 #                   standard error, and the exit status is the script's
 #   VMTEST_SUMMARY  with a script: judge its last "N passed, N failed,
 #                   N skipped" line as the suite's, not its exit status
-#   VMTEST_TIMEOUT  seconds for qemu (default 1500 busybox, 1200 systemd)
+#   VMTEST_TIMEOUT  seconds for qemu (default 1500 busybox, 1200 systemd,
+#                   1800 k8s-node)
 #   VMTEST_CGROUP   busybox guest: v2 (default, pure cgroup v2) or hybrid
 #                   (cgroup2 on /sys/fs/cgroup/unified, v1 devices, freezer)
 #   VMTEST_APPEND   more kernel parameters; NAME=VALUE ones reach the busybox
@@ -35,7 +40,10 @@ globs=$*
 guest=${VMTEST_GUEST:-busybox}
 script=${VMTEST_SCRIPT:-}
 kernel=$dir/vmlinuz
-release=$(cat "$dir/kernel-release" 2>/dev/null || echo unknown)
+kdir=$dir
+[ "$guest" = k8s-node ] && kdir=$dir/${VMTEST_K8S_SUITE:-trixie} kernel=$dir/${VMTEST_K8S_SUITE:-trixie}/vmlinuz
+release=$(cat "$kdir/kernel-release" 2>/dev/null || echo unknown)
+mem=2G
 cr=$(printf '\r')
 
 case $guest in
@@ -50,7 +58,17 @@ systemd-v2 | systemd-v1)
 	limit=${VMTEST_TIMEOUT:-1200}
 	[ -n "$script" ] || { echo "vmtest: the $guest guest runs a script (VMTEST_SCRIPT)" >&2; exit 2; }
 	;;
-*) echo "vmtest: VMTEST_GUEST is busybox (default), systemd-v2 or systemd-v1, not $guest" >&2; exit 2 ;;
+k8s-node)
+	initrd=$dir/k8s.cpio
+	log=${VMTEST_LOG:-$dir/guest-$guest.log}
+	# 1,043 s from qemu's start to the power-off at a host load of 7-8
+	limit=${VMTEST_TIMEOUT:-1800}
+	# the root is larger (containerd, python3), and the initramfs and its
+	# copy are both in memory until switch_root
+	mem=3G
+	[ -n "$script" ] || { echo "vmtest: the $guest guest runs a script (VMTEST_SCRIPT)" >&2; exit 2; }
+	;;
+*) echo "vmtest: VMTEST_GUEST is busybox (default), systemd-v2, systemd-v1 or k8s-node, not $guest" >&2; exit 2 ;;
 esac
 # with a script and no summary wanted (make vmrun), standard output is the
 # script's alone: progress goes to standard error
@@ -88,9 +106,12 @@ systemd-v1)
 	cgroup="v1 hybrid (systemd)"
 	append="$append systemd.unified_cgroup_hierarchy=0"
 	;;
+k8s-node)
+	cgroup="v2 (systemd, containerd)"
+	;;
 esac
 case $guest in
-systemd-*)
+systemd-* | k8s-node)
 	# kernel messages at warning and worse (they would cut into the
 	# runner's lines); systemd's status lines without colours (TERM is read
 	# from the command line by PID 1), they show the boot's progress
@@ -129,14 +150,14 @@ fi
 start=$(date +%s)
 elapsed() { echo "$(($(date +%s) - start))s"; }
 
-echo "vmtest: booting the $guest guest, Linux $release under qemu (TCG, 2 vCPUs, 2 GiB, cgroup $cgroup, at most ${limit}s)${script:+, running $script}; console in $log" >&4
+echo "vmtest: booting the $guest guest, Linux $release under qemu (TCG, 2 vCPUs, ${mem%G} GiB, cgroup $cgroup, at most ${limit}s)${script:+, running $script}; console in $log" >&4
 fifo=$dir/console.fifo
 rm -f "$fifo"
 mkfifo "$fifo" || exit 1
 # stdin is not the terminal: qemu neither reads it nor changes its mode.
 # timeout runs qemu in a process group of its own, so a Ctrl-C or a TERM
 # reaches it only through the trap below; timeout passes it on to qemu.
-timeout -k 10 "$limit" qemu-system-x86_64 -accel tcg,thread=multi -cpu max -m 2G -smp 2 \
+timeout -k 10 "$limit" qemu-system-x86_64 -accel tcg,thread=multi -cpu max -m "$mem" -smp 2 \
 	-nographic -nic none -no-reboot -kernel "$kernel" -initrd "$initrd" -append "$append" \
 	</dev/null >"$fifo" 2>&1 &
 timeout_pid=$!
@@ -159,6 +180,7 @@ while :; do
 		VMTEST-INFO*) echo "vmtest: [$(elapsed)] guest: ${line#VMTEST-INFO }" >&4 ;;
 		"VMTEST-START "?*) echo "vmtest: [$(elapsed)] the kernel test suite starts: ${line#VMTEST-START }" >&4 ;;
 		VMTEST-START*) echo "vmtest: [$(elapsed)] ${script:-the kernel test suite} starts" >&4 ;;
+		"VMTEST-TEST TRACE-JSON "*) ;;
 		VMTEST-TEST*)
 			if [ "$raw" ]; then
 				printf '%s\n' "${line#VMTEST-TEST }"
@@ -179,6 +201,13 @@ wait $timeout_pid
 qemu_status=$?
 trap - INT TERM HUP
 rm -f "$fifo"
+
+# the k8s-node guest's trace, a test artifact
+if [ "$guest" = k8s-node ]; then
+	sed -n 's/^VMTEST-TEST TRACE-JSON //p' "$log" > "$dir/k8s-node-trace.json"
+	[ -s "$dir/k8s-node-trace.json" ] &&
+		echo "vmtest: the guest's devcg trace (JSON) is in $dir/k8s-node-trace.json" >&4
+fi
 
 summary=$(sed -n 's/^VMTEST-TEST \([0-9]* passed, [0-9]* failed, [0-9]* skipped\)$/\1/p' "$log" | tail -n1)
 suite_status=$(sed -n 's/^VMTEST-END //p' "$log" | tail -n1)

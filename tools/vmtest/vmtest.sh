@@ -6,6 +6,9 @@
 #   systemd-v2   tools/vmtest/guest/systemd-v2.sh in Debian 12 with systemd
 #   systemd-v1   tools/vmtest/guest/systemd-v1.sh, systemd.unified_cgroup_
 #                hierarchy=0
+#   k8s-node     tools/vmtest/guest/k8s-node.sh in Debian 13 with systemd
+#                257 and containerd 1.7 driven over CRI (its own image,
+#                $MAKE vmtest-k8s-image, built just before it runs)
 # The systemd guests' image is built ($MAKE vmtest-systemd-image) just
 # before the first of them runs; when that fails (no network to the Debian
 # mirror, ...) each systemd guest counts as one failed test, and the exit
@@ -19,7 +22,7 @@ shift 2
 globs=$*
 here=$(dirname "$0")
 start=$(date +%s)
-passed=0 failed=0 skipped=0 status=0 image=
+passed=0 failed=0 skipped=0 status=0 image= k8s_image=
 report=
 
 # run.sh with its output shown and kept in DIR/summary-GUEST.txt
@@ -72,8 +75,28 @@ for guest in $guests; do
 			globs=$globs_kept
 		fi
 		;;
+	k8s-node)
+		if [ -n "${VMTEST_NO_BUILD:-}" ]; then
+			k8s_image=ok
+		elif ${MAKE:-make} --no-print-directory vmtest-k8s-image; then
+			k8s_image=ok
+		else
+			echo "vmtest: the k8s-node guest's image could not be built (see above)"
+			k8s_image=failed
+		fi
+		if [ "$k8s_image" = failed ]; then
+			status=1
+			out="0 passed, 1 failed, 0 skipped"
+			echo "== vmtest total ($guest guest): no image"
+			echo "$out"
+		else
+			globs_kept=$globs globs=
+			run_guest "$guest" VMTEST_SCRIPT="$here/guest/$guest.sh" VMTEST_SUMMARY=1
+			globs=$globs_kept
+		fi
+		;;
 	*)
-		echo "vmtest: unknown guest $guest (busybox, systemd-v2, systemd-v1)"
+		echo "vmtest: unknown guest $guest (busybox, systemd-v2, systemd-v1, k8s-node)"
 		status=1
 		out="0 passed, 1 failed, 0 skipped"
 		;;
