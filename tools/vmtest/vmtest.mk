@@ -45,7 +45,9 @@ VMTEST_DIR   := $(BUILD)/vmtest
 VMTEST_TESTS ?=
 VMTEST_CGROUP ?= v2
 VMTEST_BINS  := $(BUILD)/devcg $(BUILD)/devcg-reader $(BUILD)/tests/kernel
-VMTEST_GUESTS ?= busybox systemd-v2 systemd-v1 k8s-node
+# k8s-node is asked for by name: it takes about 19 minutes here, which
+# would put CI (.ci/run) past its 45-minute budget
+VMTEST_GUESTS ?= busybox systemd-v2 systemd-v1
 VMTEST_K8S_SUITE ?= trixie
 export VMTEST_K8S_SUITE
 VMTEST_K8S_KERNEL_PKG ?=
