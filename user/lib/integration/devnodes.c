@@ -12,7 +12,7 @@
  * answering blocks nothing), and directories entered only on /dev's own
  * file system, checked to be the one stat'ed.
  */
-#include "live/live.h"
+#include "integration/devnodes.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -29,30 +29,13 @@
 #define MAX_ENTRIES 100000
 
 struct walk {
-	struct devcg_node *nodes;
-	size_t n, cap, entries;
+	unsigned int mask;
+	devcg_dev_node_fn node;
+	void *ctx;
+	size_t entries;
 	dev_t dev; /* /dev's own file system */
 	struct devcg_error *err;
 };
-
-static int add_node(struct walk *w, const char *path, const struct statx *stx)
-{
-	if (w->n == w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 64;
-		struct devcg_node *v = realloc(w->nodes, cap * sizeof(*v));
-
-		if (!v)
-			return devcg_err(w->err, -ENOMEM, "out of memory");
-		w->nodes = v;
-		w->cap = cap;
-	}
-	snprintf(w->nodes[w->n].path, sizeof(w->nodes[w->n].path), "%s", path);
-	w->nodes[w->n].type = S_ISCHR(stx->stx_mode) ? DEVCG_CHAR : DEVCG_BLOCK;
-	w->nodes[w->n].major = stx->stx_rdev_major;
-	w->nodes[w->n].minor = stx->stx_rdev_minor;
-	w->n++;
-	return 0;
-}
 
 /* Walk the directory FD (named PATH; closed here). */
 static int walk_dir(struct walk *w, int fd, const char *path, int depth)
@@ -66,7 +49,7 @@ static int walk_dir(struct walk *w, int fd, const char *path, int depth)
 		return 0; /* not a directory any more: nothing to say about it */
 	}
 	while (!ret && (e = readdir(d))) {
-		char sub[sizeof(((struct devcg_node *)0)->path)];
+		char sub[DEVCG_DEV_PATH_MAX];
 		struct statx stx;
 		struct stat st;
 		int cfd;
@@ -80,10 +63,10 @@ static int walk_dir(struct walk *w, int fd, const char *path, int depth)
 		if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name) >= sizeof(sub))
 			continue; /* a name no policy check is worth */
 		if (statx(dirfd(d), e->d_name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC,
-			  STATX_TYPE | STATX_INO, &stx))
+			  STATX_TYPE | STATX_INO | w->mask, &stx))
 			continue; /* gone meanwhile */
 		if (S_ISCHR(stx.stx_mode) || S_ISBLK(stx.stx_mode)) {
-			ret = add_node(w, sub, &stx);
+			ret = w->node(w->ctx, sub, &stx);
 			continue;
 		}
 		if (!S_ISDIR(stx.stx_mode) || depth >= MAX_DEPTH ||
@@ -101,6 +84,51 @@ static int walk_dir(struct walk *w, int fd, const char *path, int depth)
 	}
 	closedir(d);
 	return ret;
+}
+
+int devcg_dev_walk(int dfd, unsigned int mask, devcg_dev_node_fn node, void *ctx, struct devcg_error *err)
+{
+	struct walk w = { .mask = mask, .node = node, .ctx = ctx, .err = err };
+	struct stat st;
+
+	if (fstat(dfd, &st)) {
+		int ret = -errno;
+
+		close(dfd);
+		return devcg_err(err, ret, "/dev: %s", strerror(-ret));
+	}
+	w.dev = st.st_dev;
+	return walk_dir(&w, dfd, "/dev", 0);
+}
+
+/* devcg_dev_nodes()'s list */
+struct list {
+	struct devcg_node *nodes;
+	size_t n, cap;
+	struct devcg_error *err;
+};
+
+static int add_node(void *ctx, const char *path, const struct statx *stx)
+{
+	struct list *w = ctx;
+
+	if (strlen(path) >= sizeof(w->nodes[0].path))
+		return 0;
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 64;
+		struct devcg_node *v = realloc(w->nodes, cap * sizeof(*v));
+
+		if (!v)
+			return devcg_err(w->err, -ENOMEM, "out of memory");
+		w->nodes = v;
+		w->cap = cap;
+	}
+	snprintf(w->nodes[w->n].path, sizeof(w->nodes[w->n].path), "%s", path);
+	w->nodes[w->n].type = S_ISCHR(stx->stx_mode) ? DEVCG_CHAR : DEVCG_BLOCK;
+	w->nodes[w->n].major = stx->stx_rdev_major;
+	w->nodes[w->n].minor = stx->stx_rdev_minor;
+	w->n++;
+	return 0;
 }
 
 /* The /dev of process PID, open, or -1 (and *gone) when it has none or is
@@ -133,9 +161,8 @@ static int open_dev(int pid, struct devcg_error *err)
 
 int devcg_dev_nodes(const char *cgroup, struct devcg_node **nodes, size_t *count, struct devcg_error *err)
 {
-	struct walk w = { .err = err };
+	struct list w = { .err = err };
 	struct devcg_cgroup cg;
-	struct stat st;
 	char line[32];
 	FILE *procs = NULL;
 	int fd, ret;
@@ -165,13 +192,7 @@ int devcg_dev_nodes(const char *cgroup, struct devcg_node **nodes, size_t *count
 	}
 	if (fd < 0)
 		goto out; /* no process, or no /dev: no nodes */
-	if (fstat(fd, &st)) {
-		ret = devcg_err(err, -errno, "/dev of a process of %s: %s", devcg_cgroup_path(&cg), strerror(errno));
-		close(fd);
-		goto out;
-	}
-	w.dev = st.st_dev;
-	ret = walk_dir(&w, fd, "/dev", 0);
+	ret = devcg_dev_walk(fd, 0, add_node, &w, err);
 	if (ret) {
 		devcg_err_wrap(err, ret, "%s", devcg_cgroup_path(&cg));
 		free(w.nodes);

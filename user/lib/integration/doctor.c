@@ -15,8 +15,8 @@
  * call on facts they make).
  */
 #include "integration/doctor.h"
+#include "integration/devnodes.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -29,75 +29,32 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#define MAX_DEPTH 8
-#define MAX_ENTRIES 100000
-
 /* ---- facts ------------------------------------------------------------------ */
 
 struct walk {
 	struct devcg_doctor_result *r;
-	size_t entries;
 	dev_t dev;          /* /dev's own file system */
 	uint64_t mnt_id;    /* /dev's mount */
 	struct devcg_error *err;
 };
 
-static int walk_dir(struct walk *w, int fd, const char *path, int depth)
+static int add_node(void *ctx, const char *path, const struct statx *stx)
 {
-	DIR *d = fdopendir(fd);
-	struct dirent *e;
-	int ret = 0;
+	struct walk *w = ctx;
+	struct devcg_doctor_node n = { .present = true };
 
-	if (!d) {
-		close(fd);
+	if (strlen(path) >= sizeof(n.path))
 		return 0;
-	}
-	while (!ret && (e = readdir(d))) {
-		char sub[sizeof(((struct devcg_doctor_node *)0)->path)];
-		struct statx stx;
-		struct stat st;
-		int cfd;
-
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if (++w->entries > MAX_ENTRIES) {
-			ret = devcg_err(w->err, -E2BIG, "its /dev holds more than %d entries", MAX_ENTRIES);
-			break;
-		}
-		if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name) >= sizeof(sub))
-			continue;
-		if (statx(dirfd(d), e->d_name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC,
-			  STATX_TYPE | STATX_MODE | STATX_UID | STATX_GID | STATX_INO | STATX_MNT_ID, &stx))
-			continue;
-		if (S_ISCHR(stx.stx_mode) || S_ISBLK(stx.stx_mode)) {
-			struct devcg_doctor_node n = { .present = true };
-
-			snprintf(n.path, sizeof(n.path), "%s", sub);
-			n.type = S_ISCHR(stx.stx_mode) ? DEVCG_CHAR : DEVCG_BLOCK;
-			n.major = stx.stx_rdev_major;
-			n.minor = stx.stx_rdev_minor;
-			n.mode = stx.stx_mode & 07777;
-			n.uid = stx.stx_uid;
-			n.gid = stx.stx_gid;
-			n.bind_mounted = makedev(stx.stx_dev_major, stx.stx_dev_minor) != w->dev ||
-					 ((stx.stx_mask & STATX_MNT_ID) && stx.stx_mnt_id != w->mnt_id);
-			ret = devcg_doctor_add_node(w->r, &n, w->err);
-			continue;
-		}
-		if (!S_ISDIR(stx.stx_mode) || depth >= MAX_DEPTH ||
-		    makedev(stx.stx_dev_major, stx.stx_dev_minor) != w->dev)
-			continue;
-		cfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		if (cfd < 0)
-			continue;
-		if (fstat(cfd, &st) || st.st_dev != w->dev || st.st_ino != stx.stx_ino) {
-			close(cfd);
-			continue;
-		}
-		ret = walk_dir(w, cfd, sub, depth + 1);
-	}
-	closedir(d);
-	return ret;
+	snprintf(n.path, sizeof(n.path), "%s", path);
+	n.type = S_ISCHR(stx->stx_mode) ? DEVCG_CHAR : DEVCG_BLOCK;
+	n.major = stx->stx_rdev_major;
+	n.minor = stx->stx_rdev_minor;
+	n.mode = stx->stx_mode & 07777;
+	n.uid = stx->stx_uid;
+	n.gid = stx->stx_gid;
+	n.bind_mounted = makedev(stx->stx_dev_major, stx->stx_dev_minor) != w->dev ||
+			 ((stx->stx_mask & STATX_MNT_ID) && stx->stx_mnt_id != w->mnt_id);
+	return devcg_doctor_add_node(w->r, &n, w->err);
 }
 
 /* Walk PID's /dev into R (the nodes); its user namespace into R->userns. */
@@ -136,7 +93,7 @@ static int walk_dev(struct devcg_doctor_result *r, int pid, struct devcg_error *
 	}
 	w.dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
 	w.mnt_id = stx.stx_mnt_id;
-	ret = walk_dir(&w, dfd, "/dev", 0);
+	ret = devcg_dev_walk(dfd, STATX_MODE | STATX_UID | STATX_GID | STATX_MNT_ID, add_node, &w, err);
 	dfd = -1;
 	if (ret)
 		devcg_err_wrap(err, ret, "/dev of process %d", pid);
