@@ -156,26 +156,28 @@ soak_podman soak-podman-nosd revokes runc "$SOAK_HOOKS_NOSD"
 soak_podman soak-podman-crun keeps crun "$SOAK_HOOKS"
 
 # devcg allow on a runc container started without the hook: its scope has
-# systemd's program and runc's own; devcg cannot read runc's rules
-name=soak-runc-forced
+# runc's own program; devcg reads its rules back and takes it over in one
+# swap, no --force: the policy is runc's list and the grant, not allow-all
+name=soak-runc-nohook
 W_EXPECT[$name]=keeps W_UNIT[$name]=devcg-$name.scope W_STOP[$name]=stop_runc
 if start_runc "$name" nohook; then
 	W_CG[$name]=$(cgroup_of "${W_UNIT[$name]}")
 	info "$name: $(devcg show "${W_CG[$name]}" 2>&1 | grep '^#' | tr '\n' ' ')"
 	if out=$(devcg allow "${W_CG[$name]}" "c 240:0 rw" 2>&1); then
-		fail allow_without_hook_refused "devcg allow on a scope with runc's program succeeded: $out"
-	elif [[ $out == *"--force"* ]]; then
-		pass allow_without_hook_refused
-	else
-		fail allow_without_hook_refused "$out"
-	fi
-	info "$name: devcg allow: $out"
-	if out=$(devcg allow --force "${W_CG[$name]}" "c 240:0 rw" 2>&1); then
-		info "$name: devcg allow --force: $out"
-		info "$name: $(devcg show "${W_CG[$name]}" 2>&1 | tr '\n' ' ')"
+		info "$name: devcg allow: $out"
+		policy=$(devcg show "${W_CG[$name]}" 2>&1 | grep -v '^#')
+		info "$name: $(tr '\n' ' ' <<<"$policy")"
+		# runc's tun (c 10:200) kept, the grant added, nothing widened to all
+		if grep -qx 'allow c 10:200 rwm' <<<"$policy" && grep -qx 'allow c 240:0 rw' <<<"$policy" &&
+			! grep -qx 'allow a' <<<"$policy" && grep -qx 'deny a' <<<"$policy"; then
+			pass allow_without_hook_takes_runcs_program_over_keeping_its_rules
+		else
+			fail allow_without_hook_takes_runcs_program_over_keeping_its_rules "$policy"
+		fi
 		soak_granted "$name" || stop_runc "$name"
 	else
-		fail "soak_${name//-/_}_granted" "devcg allow --force: $out"
+		fail allow_without_hook_takes_runcs_program_over_keeping_its_rules "devcg allow: $out"
+		fail "soak_${name//-/_}_granted" "devcg allow: $out"
 		stop_runc "$name"
 	fi
 else
