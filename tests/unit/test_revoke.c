@@ -315,22 +315,31 @@ TEST(revoke_episode_takes_in_a_later_detach_by_its_writer)
 	devcg_revokes_free(r);
 }
 
-TEST(revoke_episode_ends_with_a_change_by_someone_else)
+/* A narrower program attached to C over devcg's filter and one refusal, then
+ * at 20 ms devcg attaches its filter 7 (replacing REPLACED) to AGAIN, which
+ * is C or C made again: the episode ends there, and a later refusal in AGAIN
+ * is not attributed to it. */
+static void check_episode_ends_when_devcg_attaches(uint64_t again, uint32_t replaced)
 {
 	struct devcg_revokes *r = with_devcg_filter();
 
 	attach(r, 10 * MS, 50, "narrower", C, 2);
 	refused(r, 11 * MS, C, 60, 240, 0, O_RDONLY);
-	/* devcg adopts the narrower program: replaced by its own filter */
-	change(r, 20 * MS, 71, "devcg", DEVCG_CMD_PROG_ATTACH, C, 7, 2, 0);
+	change(r, 20 * MS, 71, "devcg", DEVCG_CMD_PROG_ATTACH, again, 7, replaced, 0);
 	CHECK_INT(ngot, 1);
 	/* refused now by nothing foreign that changed: not attributed */
-	refused(r, 21 * MS, C, 60, 240, 0, O_RDONLY);
+	refused(r, 21 * MS, again, 60, 240, 0, O_RDONLY);
 	devcg_revokes_flush(r, 50 * MS);
 	CHECK_INT(ngot, 1);
 	CHECK_INT(got[0].denied, 1);
 	CHECK_INT(got[0].end_ns, 20 * MS);
 	devcg_revokes_free(r);
+}
+
+TEST(revoke_episode_ends_with_a_change_by_someone_else)
+{
+	/* devcg adopts the narrower program: replaced by its own filter */
+	check_episode_ends_when_devcg_attaches(C, 2);
 }
 
 TEST(revoke_of_a_cgroup_takes_the_refusals_of_its_descendants_only)
@@ -422,18 +431,7 @@ TEST(revoke_names_a_link_update_to_a_foreign_program)
 
 TEST(revoke_episode_of_a_removed_cgroup_ends_when_its_path_is_made_again)
 {
-	struct devcg_revokes *r = with_devcg_filter();
-
-	attach(r, 10 * MS, 50, "narrower", C, 2);
-	refused(r, 11 * MS, C, 60, 240, 0, O_RDONLY);
 	/* "/c" removed (its programs with it) and made again, under devcg's
 	 * filter 7, which grants c 240:0 r: nothing foreign is attached there */
-	change(r, 20 * MS, 71, "devcg", DEVCG_CMD_PROG_ATTACH, C_AGAIN, 7, 0, 0);
-	CHECK_INT(ngot, 1);
-	refused(r, 21 * MS, C_AGAIN, 60, 240, 0, O_RDONLY);
-	devcg_revokes_flush(r, 50 * MS);
-	CHECK_INT(ngot, 1);
-	CHECK_INT(got[0].denied, 1);
-	CHECK_INT(got[0].end_ns, 20 * MS);
-	devcg_revokes_free(r);
+	check_episode_ends_when_devcg_attaches(C_AGAIN, 0);
 }

@@ -111,39 +111,33 @@ UTEST(path_with_bad_or_extra_access_is_an_error)
 UTEST(char_name_gives_every_minor_of_the_matching_major)
 {
 	FAKE_OPTS(opts);
-	struct devcg_rules *r = PARSE_OK_OPTS("char-mem\ndeny char-pts w\n", &opts);
 
-	CHECK_INT(devcg_rules_count(r), 2);
-	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, 1, ANY, RWM);
-	CHECK_RULE(r, 1, DENY, DEVCG_CHAR, 136, ANY, W);
-	devcg_rules_free(r);
+	PARSE_GIVES("char-mem\ndeny char-pts w\n", &opts,
+		    { ALLOW, DEVCG_CHAR, 1, ANY, RWM },
+		    { DENY, DEVCG_CHAR, 136, ANY, W });
 }
 
 UTEST(char_name_glob_gives_one_rule_per_matching_driver_in_file_order)
 {
 	FAKE_OPTS(opts);
-	struct devcg_rules *r = PARSE_OK_OPTS("char-usb* r\nchar-[mp]*\n", &opts);
 
-	CHECK_INT(devcg_rules_count(r), 5);
-	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, 180, ANY, R);
-	CHECK_RULE(r, 1, ALLOW, DEVCG_CHAR, 189, ANY, R);
-	CHECK_RULE(r, 2, ALLOW, DEVCG_CHAR, 1, ANY, RWM);
-	CHECK_RULE(r, 3, ALLOW, DEVCG_CHAR, 10, ANY, RWM);
-	CHECK_RULE(r, 4, ALLOW, DEVCG_CHAR, 136, ANY, RWM);
-	devcg_rules_free(r);
+	PARSE_GIVES("char-usb* r\nchar-[mp]*\n", &opts,
+		    { ALLOW, DEVCG_CHAR, 180, ANY, R },
+		    { ALLOW, DEVCG_CHAR, 189, ANY, R },
+		    { ALLOW, DEVCG_CHAR, 1, ANY, RWM },
+		    { ALLOW, DEVCG_CHAR, 10, ANY, RWM },
+		    { ALLOW, DEVCG_CHAR, 136, ANY, RWM });
 }
 
 UTEST(block_name_looks_only_in_the_block_section)
 {
 	FAKE_OPTS(opts);
-	struct devcg_rules *r = PARSE_OK_OPTS("block-loop\nblock-sd r\nblock-[lb]* m\n", &opts);
 
-	CHECK_INT(devcg_rules_count(r), 4);
-	CHECK_RULE(r, 0, ALLOW, DEVCG_BLOCK, 7, ANY, RWM);
-	CHECK_RULE(r, 1, ALLOW, DEVCG_BLOCK, 8, ANY, R);
-	CHECK_RULE(r, 2, ALLOW, DEVCG_BLOCK, 7, ANY, M);
-	CHECK_RULE(r, 3, ALLOW, DEVCG_BLOCK, 259, ANY, M);
-	devcg_rules_free(r);
+	PARSE_GIVES("block-loop\nblock-sd r\nblock-[lb]* m\n", &opts,
+		    { ALLOW, DEVCG_BLOCK, 7, ANY, RWM },
+		    { ALLOW, DEVCG_BLOCK, 8, ANY, R },
+		    { ALLOW, DEVCG_BLOCK, 7, ANY, M },
+		    { ALLOW, DEVCG_BLOCK, 259, ANY, M });
 }
 
 UTEST(name_glob_may_match_a_slash_as_in_systemd_char_cpu_example)
@@ -153,12 +147,10 @@ UTEST(name_glob_may_match_a_slash_as_in_systemd_char_cpu_example)
 	DEVCG_OPTS(devcg_parse_opts, opts,
 		   .proc_devices = write_scratch("devices", "Character devices:\n"
 							    "  1 mem\n202 cpu/msr\n203 cpu/cpuid\n"));
-	struct devcg_rules *r = PARSE_OK_OPTS("char-cpu/* r", &opts);
 
-	CHECK_INT(devcg_rules_count(r), 2);
-	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, 202, ANY, R);
-	CHECK_RULE(r, 1, ALLOW, DEVCG_CHAR, 203, ANY, R);
-	devcg_rules_free(r);
+	PARSE_GIVES("char-cpu/* r", &opts,
+		    { ALLOW, DEVCG_CHAR, 202, ANY, R },
+		    { ALLOW, DEVCG_CHAR, 203, ANY, R });
 }
 
 UTEST(name_with_no_matching_driver_is_an_error_with_enoent)
@@ -254,26 +246,20 @@ UTEST(name_resolves_against_the_real_proc_devices_by_default)
 
 UTEST(path_dev_char_and_block_numbers_are_read_from_the_path)
 {
-	struct devcg_rules *r = PARSE_OK("/dev/char/4095:1048575 r\n"
-					 "deny /dev/block/4000:7 w\n"
-					 "/dev/char/0:0\n");
-
-	CHECK_INT(devcg_rules_count(r), 3);
-	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, 4095, 1048575, R);
-	CHECK_RULE(r, 1, DENY, DEVCG_BLOCK, 4000, 7, W);
-	CHECK_RULE(r, 2, ALLOW, DEVCG_CHAR, 0, 0, RWM);
-	devcg_rules_free(r);
+	PARSE_GIVES("/dev/char/4095:1048575 r\n"
+		    "deny /dev/block/4000:7 w\n"
+		    "/dev/char/0:0\n", NULL,
+		    { ALLOW, DEVCG_CHAR, 4095, 1048575, R },
+		    { DENY, DEVCG_BLOCK, 4000, 7, W },
+		    { ALLOW, DEVCG_CHAR, 0, 0, RWM });
 }
 
 UTEST(path_dev_char_is_matched_by_components_as_systemd_does)
 {
 	/* path_startswith() skips repeated slashes and "." components */
-	struct devcg_rules *r = PARSE_OK("//dev//char/./4001:2 r\n/dev/./block//4002:3 w\n");
-
-	CHECK_INT(devcg_rules_count(r), 2);
-	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, 4001, 2, R);
-	CHECK_RULE(r, 1, ALLOW, DEVCG_BLOCK, 4002, 3, W);
-	devcg_rules_free(r);
+	PARSE_GIVES("//dev//char/./4001:2 r\n/dev/./block//4002:3 w\n", NULL,
+		    { ALLOW, DEVCG_CHAR, 4001, 2, R },
+		    { ALLOW, DEVCG_BLOCK, 4002, 3, W });
 }
 
 UTEST(path_dev_char_numbers_take_c_prefixes_as_systemd_safe_atou_does)
@@ -281,13 +267,10 @@ UTEST(path_dev_char_numbers_take_c_prefixes_as_systemd_safe_atou_does)
 	/* parse_devnum(): the major is decimal digits, read with safe_atou()
 	 * (strtoul base 0), so a leading 0 is octal; the minor is anything
 	 * safe_atou() takes (0x, 0o, 0b prefixes) */
-	struct devcg_rules *r = PARSE_OK("/dev/char/010:0x10\n/dev/block/7:0b101\n/dev/char/1:0o17\n");
-
-	CHECK_INT(devcg_rules_count(r), 3);
-	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, 8, 16, RWM);
-	CHECK_RULE(r, 1, ALLOW, DEVCG_BLOCK, 7, 5, RWM);
-	CHECK_RULE(r, 2, ALLOW, DEVCG_CHAR, 1, 15, RWM);
-	devcg_rules_free(r);
+	PARSE_GIVES("/dev/char/010:0x10\n/dev/block/7:0b101\n/dev/char/1:0o17\n", NULL,
+		    { ALLOW, DEVCG_CHAR, 8, 16, RWM },
+		    { ALLOW, DEVCG_BLOCK, 7, 5, RWM },
+		    { ALLOW, DEVCG_CHAR, 1, 15, RWM });
 }
 
 UTEST(path_dev_char_with_bad_numbers_is_an_error_without_a_stat)
@@ -321,15 +304,12 @@ UTEST(path_run_systemd_inaccessible_nodes_are_0_0)
 {
 	/* systemd makes them with mknod(..., makedev(0, 0)) and reads them
 	 * from the path */
-	struct devcg_rules *r = PARSE_OK("/run/systemd/inaccessible/chr\n"
-					 "/run/systemd/inaccessible/blk r\n"
-					 "//run/systemd/./inaccessible//chr w\n");
-
-	CHECK_INT(devcg_rules_count(r), 3);
-	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, 0, 0, RWM);
-	CHECK_RULE(r, 1, ALLOW, DEVCG_BLOCK, 0, 0, R);
-	CHECK_RULE(r, 2, ALLOW, DEVCG_CHAR, 0, 0, W);
-	devcg_rules_free(r);
+	PARSE_GIVES("/run/systemd/inaccessible/chr\n"
+		    "/run/systemd/inaccessible/blk r\n"
+		    "//run/systemd/./inaccessible//chr w\n", NULL,
+		    { ALLOW, DEVCG_CHAR, 0, 0, RWM },
+		    { ALLOW, DEVCG_BLOCK, 0, 0, R },
+		    { ALLOW, DEVCG_CHAR, 0, 0, W });
 }
 
 UTEST(path_systemd_default_device_list_parses_without_its_run_nodes)
@@ -368,31 +348,26 @@ UTEST(path_near_the_inaccessible_nodes_is_looked_up_on_disk)
 UTEST(char_number_is_that_major_with_every_minor)
 {
 	FAKE_OPTS(opts); /* no driver in it is named by a number */
-	struct devcg_rules *r = PARSE_OK_OPTS("allow char-1 rw\ndeny block-8 r\nchar-0\nchar-4095\n",
-					      &opts);
 
-	CHECK_INT(devcg_rules_count(r), 4);
-	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, 1, ANY, R | W);
-	CHECK_RULE(r, 1, DENY, DEVCG_BLOCK, 8, ANY, R);
-	CHECK_RULE(r, 2, ALLOW, DEVCG_CHAR, 0, ANY, RWM);
-	CHECK_RULE(r, 3, ALLOW, DEVCG_CHAR, 4095, ANY, RWM);
-	devcg_rules_free(r);
+	PARSE_GIVES("allow char-1 rw\ndeny block-8 r\nchar-0\nchar-4095\n", &opts,
+		    { ALLOW, DEVCG_CHAR, 1, ANY, R | W },
+		    { DENY, DEVCG_BLOCK, 8, ANY, R },
+		    { ALLOW, DEVCG_CHAR, 0, ANY, RWM },
+		    { ALLOW, DEVCG_CHAR, 4095, ANY, RWM });
 }
 
 UTEST(char_number_takes_c_prefixes_and_a_sign_as_systemd_safe_atou_does)
 {
 	FAKE_OPTS(opts);
-	struct devcg_rules *r = PARSE_OK_OPTS("char-010\nchar-0x10\nchar-0b11\nchar-0O17\n"
-					      "char-+5\nchar--0\n", &opts);
 
-	CHECK_INT(devcg_rules_count(r), 6);
-	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, 8, ANY, RWM);
-	CHECK_RULE(r, 1, ALLOW, DEVCG_CHAR, 16, ANY, RWM);
-	CHECK_RULE(r, 2, ALLOW, DEVCG_CHAR, 3, ANY, RWM);
-	CHECK_RULE(r, 3, ALLOW, DEVCG_CHAR, 15, ANY, RWM);
-	CHECK_RULE(r, 4, ALLOW, DEVCG_CHAR, 5, ANY, RWM);
-	CHECK_RULE(r, 5, ALLOW, DEVCG_CHAR, 0, ANY, RWM);
-	devcg_rules_free(r);
+	PARSE_GIVES("char-010\nchar-0x10\nchar-0b11\nchar-0O17\n"
+		    "char-+5\nchar--0\n", &opts,
+		    { ALLOW, DEVCG_CHAR, 8, ANY, RWM },
+		    { ALLOW, DEVCG_CHAR, 16, ANY, RWM },
+		    { ALLOW, DEVCG_CHAR, 3, ANY, RWM },
+		    { ALLOW, DEVCG_CHAR, 15, ANY, RWM },
+		    { ALLOW, DEVCG_CHAR, 5, ANY, RWM },
+		    { ALLOW, DEVCG_CHAR, 0, ANY, RWM });
 }
 
 UTEST(char_number_that_is_no_valid_major_is_a_driver_name)
@@ -402,13 +377,11 @@ UTEST(char_number_that_is_no_valid_major_is_a_driver_name)
 	DEVCG_OPTS(devcg_parse_opts, opts,
 		   .proc_devices = write_scratch("devices", "Character devices:\n"
 							    " 77 4096\n 78 -1\n 79 1x\n"));
-	struct devcg_rules *r = PARSE_OK_OPTS("char-4096\nchar--1\nchar-1x\n", &opts);
 
-	CHECK_INT(devcg_rules_count(r), 3);
-	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, 77, ANY, RWM);
-	CHECK_RULE(r, 1, ALLOW, DEVCG_CHAR, 78, ANY, RWM);
-	CHECK_RULE(r, 2, ALLOW, DEVCG_CHAR, 79, ANY, RWM);
-	devcg_rules_free(r);
+	PARSE_GIVES("char-4096\nchar--1\nchar-1x\n", &opts,
+		    { ALLOW, DEVCG_CHAR, 77, ANY, RWM },
+		    { ALLOW, DEVCG_CHAR, 78, ANY, RWM },
+		    { ALLOW, DEVCG_CHAR, 79, ANY, RWM });
 	PARSE_ERR_OPTS("block-4096", &opts, -ENOENT,
 		       "in:1:1: no block device driver matches this name in /proc/devices");
 }
@@ -420,12 +393,10 @@ UTEST(char_number_that_is_no_valid_major_is_a_driver_name)
 UTEST(char_star_is_one_rule_for_the_whole_class)
 {
 	FAKE_OPTS(opts);
-	struct devcg_rules *r = PARSE_OK_OPTS("char-* rw\ndeny block-* m\n", &opts);
 
-	CHECK_INT(devcg_rules_count(r), 2);
-	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, ANY, ANY, R | W);
-	CHECK_RULE(r, 1, DENY, DEVCG_BLOCK, ANY, ANY, M);
-	devcg_rules_free(r);
+	PARSE_GIVES("char-* rw\ndeny block-* m\n", &opts,
+		    { ALLOW, DEVCG_CHAR, ANY, ANY, R | W },
+		    { DENY, DEVCG_BLOCK, ANY, ANY, M });
 }
 
 UTEST(char_star_allows_a_major_that_no_driver_lists)
@@ -451,12 +422,11 @@ UTEST(char_star_needs_no_driver_and_no_readable_proc_devices)
 	DEVCG_OPTS(devcg_parse_opts, missing, .proc_devices = path);
 	DEVCG_OPTS(devcg_parse_opts, empty,
 		   .proc_devices = write_scratch("devices", "Character devices:\n\nBlock devices:\n"));
-	struct devcg_rules *r = PARSE_OK_OPTS("char-*\nblock-* r\n", &empty);
+	struct devcg_rules *r;
 
-	CHECK_INT(devcg_rules_count(r), 2);
-	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, ANY, ANY, RWM);
-	CHECK_RULE(r, 1, ALLOW, DEVCG_BLOCK, ANY, ANY, R);
-	devcg_rules_free(r);
+	PARSE_GIVES("char-*\nblock-* r\n", &empty,
+		    { ALLOW, DEVCG_CHAR, ANY, ANY, RWM },
+		    { ALLOW, DEVCG_BLOCK, ANY, ANY, R });
 	snprintf(path, sizeof(path), "%s/no-such-devices", scratch());
 	r = PARSE_OK_OPTS("char-*", &missing);
 	CHECK_RULE(r, 0, ALLOW, DEVCG_CHAR, ANY, ANY, RWM);

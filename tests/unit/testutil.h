@@ -185,6 +185,39 @@ static inline void check_rule_at(const char *file, int line, const struct devcg_
 #define CHECK_RULE(rules, i, verb, type, major, minor, access) \
 	check_rule_at(__FILE__, __LINE__, (rules), (i), (verb), (type), (major), (minor), (access))
 
+/* One rule a table expects, in the order of check_rule_at()'s arguments. */
+struct want_rule {
+	uint8_t verb, type;
+	uint32_t major, minor;
+	uint8_t access;
+};
+
+/* TEXT (parsed with OPTS, which may be NULL) must give exactly the N rules
+ * of WANT, in that order. */
+static inline void parse_gives_at(const char *file, int line, const char *text,
+				  const struct devcg_parse_opts *opts,
+				  const struct want_rule *want, size_t n)
+{
+	struct devcg_rules *rules = parse_ok_at(file, line, text, strlen(text), opts);
+	size_t i;
+
+	if (devcg_rules_count(rules) != n)
+		test_fail(file, line, "\"%s\" gives %zu rules, expected %zu", text,
+			  devcg_rules_count(rules), n);
+	for (i = 0; i < n; i++)
+		check_rule_at(file, line, rules, i, want[i].verb, want[i].type, want[i].major,
+			      want[i].minor, want[i].access);
+	devcg_rules_free(rules);
+}
+/* PARSE_GIVES(text, opts, { ALLOW, DEVCG_CHAR, 1, 3, RWM }, ...): the table
+ * of rules TEXT must give. */
+#define PARSE_GIVES(text, opts, ...)                                                     \
+	do {                                                                             \
+		static const struct want_rule want_[] = { __VA_ARGS__ };                 \
+		parse_gives_at(__FILE__, __LINE__, (text), (opts), want_,                \
+			       sizeof(want_) / sizeof(want_[0]));                        \
+	} while (0)
+
 #define ALLOW DEVCG_VERB_ALLOW
 #define DENY DEVCG_VERB_DENY
 #define ANY DEVCG_ANY
