@@ -679,3 +679,24 @@ double scratch_best_opens_per_second(const char *cgroup, int k, int ms)
 	}
 	return best;
 }
+
+bool scratch_char_major_listed(unsigned int major)
+{
+	char line[256];
+	bool chars = false, found = false;
+	FILE *f = fopen("/proc/devices", "re");
+
+	CHECK(f != NULL);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned int m;
+
+		if (!strncmp(line, "Character", 9))
+			chars = true;
+		else if (!strncmp(line, "Block", 5))
+			chars = false;
+		else if (chars && sscanf(line, "%u", &m) == 1 && m == major)
+			found = true;
+	}
+	fclose(f);
+	return found;
+}

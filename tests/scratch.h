@@ -19,6 +19,7 @@
 #ifndef DEVCG_SCRATCH_H
 #define DEVCG_SCRATCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -89,5 +90,10 @@ int scratch_devdir_remove(const char *dir);
 
 /* Remove every scratch cgroup and device directory of this run. */
 void scratch_cleanup(void);
+
+/* Is MAJOR a char major with a driver (listed in /proc/devices)? The
+ * tests want one without: an allowed open fails with ENXIO, a refused one
+ * with EPERM. */
+bool scratch_char_major_listed(unsigned int major);
 
 #endif

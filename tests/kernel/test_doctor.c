@@ -31,33 +31,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static bool major_listed(unsigned int major)
-{
-	char line[256];
-	bool chars = false, found = false;
-	FILE *f = fopen("/proc/devices", "re");
-
-	CHECK(f != NULL);
-	while (fgets(line, sizeof(line), f)) {
-		unsigned int m;
-
-		if (!strncmp(line, "Character", 9))
-			chars = true;
-		else if (!strncmp(line, "Block", 5))
-			chars = false;
-		else if (chars && sscanf(line, "%u", &m) == 1 && m == major)
-			found = true;
-	}
-	fclose(f);
-	return found;
-}
-
 /* A char major without a driver: an allowed open fails with ENXIO, a
  * refused one with EPERM. */
 static unsigned int fake_major(void)
 {
 	for (unsigned int c = 240; c <= 254; c++)
-		if (!major_listed(c))
+		if (!scratch_char_major_listed(c))
 			return c;
 	SKIP("every char major of 240-254 has a driver here");
 }

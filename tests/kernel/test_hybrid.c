@@ -43,34 +43,13 @@ static void need_hybrid(void)
 		SKIP("no cgroup2 mount beside the v1 devices controller");
 }
 
-static bool major_listed(unsigned int major)
-{
-	char line[256];
-	bool chars = false, found = false;
-	FILE *f = fopen("/proc/devices", "re");
-
-	CHECK(f != NULL);
-	while (fgets(line, sizeof(line), f)) {
-		unsigned int m;
-
-		if (!strncmp(line, "Character", 9))
-			chars = true;
-		else if (!strncmp(line, "Block", 5))
-			chars = false;
-		else if (chars && sscanf(line, "%u", &m) == 1 && m == major)
-			found = true;
-	}
-	fclose(f);
-	return found;
-}
-
 /* A char major without a driver: 240 if free. */
 static unsigned int fake_major(void)
 {
-	if (!major_listed(240))
+	if (!scratch_char_major_listed(240))
 		return 240;
 	for (unsigned int c = 254; c >= 234; c--)
-		if (!major_listed(c))
+		if (!scratch_char_major_listed(c))
 			return c;
 	SKIP("every char major of 234-254 has a driver here");
 }
