@@ -29,6 +29,12 @@
  * (one is kept per task) of the open's own device, at most CHECK_AGE_NS
  * before the open returned. */
 #define LATE_NS 2000000ull
+/* A refused open stamped later still, up to LATE_LIST_NS after the last
+ * write (its CPU taken away between the check and the stamp: a virtual CPU
+ * of a loaded host, an interrupt), is the window's too when the list the
+ * window's writes have left allows that very request: the kernel could not
+ * have refused it after those writes. */
+#define LATE_LIST_NS 20000000ull
 #define CHECK_AGE_NS 1000000000ull
 #define MAX_CHECKS 64
 #define FREEZE_LOOKBACK_NS 2000000000ull
@@ -47,6 +53,9 @@ struct window {
 	struct tentative later;
 	bool open;
 	uint64_t last_ns; /* the last write (v1) or change (v2) */
+	/* v1: the devices list as the window's writes have left it (deny all,
+	 * then each rule replayed); NULL when not known */
+	struct devcg_policy *list;
 	uint64_t lost_at_start;
 	/* v2: the device programs attached */
 	uint32_t progs[MAX_PROGS];
@@ -73,7 +82,7 @@ struct devcg_gaps {
 	uint64_t lost;
 	/* the latest denied check (DEVCG_EV_DEV_CHECK) of up to MAX_CHECKS
 	 * tasks, a ring */
-	struct { uint32_t tid, type, major, minor; uint64_t ts; } checks[MAX_CHECKS];
+	struct { uint32_t tid, type, major, minor, access; uint64_t ts; } checks[MAX_CHECKS];
 	size_t next_check;
 };
 
@@ -91,8 +100,12 @@ struct devcg_gaps *devcg_gaps_new(struct devcg_cgpaths *paths, devcg_gap_cb cb, 
 
 void devcg_gaps_free(struct devcg_gaps *g)
 {
+	size_t i;
+
 	if (!g)
 		return;
+	for (i = 0; i < g->n1; i++)
+		devcg_policy_free(g->v1[i].list);
 	free(g->v1);
 	free(g->v2);
 	free(g->freezes);
@@ -140,6 +153,51 @@ static void open_window(struct window *w, const struct devcg_trace_event *ev, ui
 	gap->ndevices = 0;
 	gap->lost = false;
 	memset(&w->later, 0, sizeof(w->later));
+	devcg_policy_free(w->list);
+	w->list = NULL;
+	if (gap->kind == DEVCG_GAP_V1_DENY_ALL) {
+		w->list = devcg_policy_new();
+		if (w->list && devcg_policy_set(w->list, false, NULL, 0, NULL) < 0) {
+			devcg_policy_free(w->list);
+			w->list = NULL;
+		}
+	}
+}
+
+/* A successful write of EV to devices.allow or devices.deny inside window
+ * W, applied to the list the window's writes have built; a write that
+ * cannot be read whole makes the list unknown. */
+static void replay_write(struct window *w, const struct devcg_trace_event *ev)
+{
+	struct devcg_parse_opts opts = { .sz = sizeof(opts) };
+	struct devcg_rules *rules;
+	struct devcg_error err;
+	bool ok;
+
+	if (!w->list)
+		return;
+	opts.verb = ev->write.file == DEVCG_FILE_DEVICES_ALLOW ? DEVCG_VERB_ALLOW : DEVCG_VERB_DENY;
+	rules = devcg_rules_new();
+	ok = rules && !(ev->flags & DEVCG_EVF_TRUNCATED) &&
+	     devcg_rules_parse(rules, ev->write.data, strnlen(ev->write.data, sizeof(ev->write.data)),
+			       "devices write", &opts, &err) >= 0 &&
+	     devcg_policy_apply_all(w->list, rules, &err) >= 0;
+	devcg_rules_free(rules);
+	if (!ok) {
+		devcg_policy_free(w->list);
+		w->list = NULL;
+	}
+}
+
+/* Whether the list window W's writes have left allows request TYPE
+ * MAJOR:MINOR ACCESS (no when either is not known). */
+static bool list_allows(const struct window *w, uint32_t type, uint32_t major, uint32_t minor,
+			uint32_t access)
+{
+	bool decided;
+
+	return w->list && type && access &&
+	       devcg_policy_check(w->list, (uint8_t)type, major, minor, (uint8_t)access, NULL, &decided) == 1;
 }
 
 static const char *freeze_state(struct devcg_gaps *g, const struct devcg_gap *gap)
@@ -218,6 +276,8 @@ static void feed_write(struct devcg_gaps *g, const struct devcg_trace_event *ev)
 	}
 	if (w->open) {
 		w->gap.rules++;
+		if (ev->ret >= 0)
+			replay_write(w, ev);
 		extend(w, ev->ts_exit_ns);
 	}
 }
@@ -239,14 +299,17 @@ static void add_device(uint32_t *n, void *devices, uint32_t type, uint32_t major
 	}
 }
 
-/* A refused open, refused at TS. */
-static void count_denied(struct window *w, uint64_t ts, uint32_t type, uint32_t major, uint32_t minor)
+/* A refused open of TYPE MAJOR:MINOR for ACCESS (0: not known), refused at
+ * TS. */
+static void count_denied(struct window *w, uint64_t ts, uint32_t type, uint32_t major, uint32_t minor,
+			 uint32_t access)
 {
 	struct devcg_gap *gap = &w->gap;
 
 	if (!w->open || ts < gap->start_ns)
 		return;
-	if (ts > w->last_ns + LATE_NS) {
+	if (ts > w->last_ns + LATE_NS &&
+	    !(ts <= w->last_ns + LATE_LIST_NS && list_allows(w, type, major, minor, access))) {
 		struct tentative *t = &w->later;
 
 		if (!t->denied++)
@@ -375,23 +438,44 @@ static void note_check(struct devcg_gaps *g, const struct devcg_trace_event *ev)
 	g->checks[i].type = ev->check.type;
 	g->checks[i].major = ev->check.major;
 	g->checks[i].minor = ev->check.minor;
+	g->checks[i].access = ev->check.access;
 	g->checks[i].ts = ev->ts_ns;
+}
+
+/* The access an open with flags OFLAGS asks of its device, as
+ * devcgroup_inode_permission() has it (O_TRUNC asks for write too). */
+static uint32_t open_access(uint32_t oflags)
+{
+	uint32_t access = 0;
+
+	switch (oflags & O_ACCMODE) {
+	case O_RDONLY: access = DEVCG_ACC_READ; break;
+	case O_WRONLY: access = DEVCG_ACC_WRITE; break;
+	case O_RDWR: access = DEVCG_ACC_READ | DEVCG_ACC_WRITE; break;
+	}
+	if (oflags & O_TRUNC)
+		access |= DEVCG_ACC_WRITE;
+	return access;
 }
 
 /* When the open EV of device TYPE MAJOR:MINOR (type 0: not known) was
  * refused: at its task's denied check of that device before it returned
- * (taken, so that it places one open), else at its return. */
+ * (taken, so that it places one open), else at its return; *ACCESS is the
+ * access refused (the check's, else the open's). */
 static uint64_t refused_at(struct devcg_gaps *g, const struct devcg_trace_event *ev, uint32_t type,
-			   uint32_t major, uint32_t minor)
+			   uint32_t major, uint32_t minor, uint32_t *access)
 {
 	size_t i = check_of(g, ev->tid);
 	uint64_t ts;
 
+	*access = open_access(ev->open.oflags);
 	if (i == MAX_CHECKS || !type || g->checks[i].type != type || g->checks[i].major != major ||
 	    g->checks[i].minor != minor || g->checks[i].ts > ev->ts_ns ||
 	    g->checks[i].ts + CHECK_AGE_NS < ev->ts_ns)
 		return ev->ts_ns;
 	ts = g->checks[i].ts;
+	if (g->checks[i].access)
+		*access = g->checks[i].access;
 	g->checks[i].ts = 0;
 	return ts;
 }
@@ -399,6 +483,7 @@ static uint64_t refused_at(struct devcg_gaps *g, const struct devcg_trace_event 
 void devcg_gaps_feed(struct devcg_gaps *g, const struct devcg_trace_event *ev, uint32_t dev_type,
 		     uint32_t dev_major, uint32_t dev_minor, uint64_t lost)
 {
+	uint32_t access;
 	uint64_t ts;
 	size_t i;
 
@@ -416,13 +501,13 @@ void devcg_gaps_feed(struct devcg_gaps *g, const struct devcg_trace_event *ev, u
 		note_check(g, ev);
 		break;
 	case DEVCG_EV_OPEN_DENIED:
-		ts = refused_at(g, ev, dev_type, dev_major, dev_minor);
+		ts = refused_at(g, ev, dev_type, dev_major, dev_minor, &access);
 		for (i = 0; i < g->n1; i++)
 			if (g->v1[i].gap.cgroup_id == ev->devices_cg)
-				count_denied(&g->v1[i], ts, dev_type, dev_major, dev_minor);
+				count_denied(&g->v1[i], ts, dev_type, dev_major, dev_minor, access);
 		for (i = 0; i < g->n2; i++)
 			if (g->v2[i].gap.cgroup_id == ev->cgroup_id)
-				count_denied(&g->v2[i], ts, dev_type, dev_major, dev_minor);
+				count_denied(&g->v2[i], ts, dev_type, dev_major, dev_minor, access);
 		break;
 	}
 }
