@@ -29,6 +29,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	run unit-asan "$build/asan/unit"
 run install tests/install/test.sh "$build"
 run docs tools/check-docs.sh
+run vmtest-runner sh tools/vmtest/selftest.sh
 DEVCG=$build/devcg run kernel "$build/tests/kernel"
 echo "== total"
 echo "$total_p passed, $total_f failed, $total_s skipped"

@@ -33,6 +33,10 @@
 #                   blame
 #   VMTEST_LOG      the console log (default DIR/guest.log, busybox, or
 #                   DIR/guest-GUEST.log)
+# Exit status: 0 when the suite passed, 1 when it did not, 2 on bad usage,
+# 75 when the guest's kernel hung (a soft lockup of HUNG_S seconds or more:
+# qemu is ended at once, as nothing more will come; vmtest.sh boots such a
+# guest once more).
 set -u
 dir=${1:?usage: run.sh DIR [GLOB...]}
 shift
@@ -45,6 +49,9 @@ kdir=$dir
 release=$(cat "$kdir/kernel-release" 2>/dev/null || echo unknown)
 mem=2G
 cr=$(printf '\r')
+# a CPU stuck this long in the guest's kernel: the guest is not coming back
+HUNG_S=60
+hung=
 
 case $guest in
 busybox)
@@ -112,10 +119,11 @@ k8s-node)
 esac
 case $guest in
 systemd-* | k8s-node)
-	# kernel messages at warning and worse (they would cut into the
-	# runner's lines); systemd's status lines without colours (TERM is read
-	# from the command line by PID 1), they show the boot's progress
-	append="$append loglevel=4 TERM=dumb systemd.show_status=1"
+	# kernel messages at warning and worse (warnings too: a soft lockup's
+	# registers and stack come at the default level, 4); systemd's status
+	# lines without colours (TERM is read from the command line by PID 1),
+	# they show the boot's progress
+	append="$append loglevel=5 TERM=dumb systemd.show_status=1"
 	# no speculation mitigations: with page table isolation each system
 	# call switches page tables, and TCG drops its software TLB on each
 	# switch; a daemon-reload, systemctl and the readers' opens take about
@@ -189,12 +197,27 @@ while :; do
 			fi
 			;;
 		VMTEST-END*) echo "vmtest: [$(elapsed)] ${script:-the suite} exited with status ${line#VMTEST-END }; powering off" >&4 ;;
+		*"BUG: soft lockup - CPU#"*" stuck for "*)
+			echo "vmtest: [$(elapsed)] guest kernel: $line" >&4
+			stuck=${line##* stuck for }
+			stuck=${stuck%%s!*}
+			case $stuck in
+			*[!0-9]* | '') ;;
+			*)
+				if [ -z "$hung" ] && [ "$stuck" -ge "$HUNG_S" ]; then
+					hung=$line
+					echo "vmtest: [$(elapsed)] the guest's kernel hung (a CPU stuck for ${stuck}s); ending qemu" >&4
+					kill -TERM $timeout_pid 2>/dev/null
+				fi
+				;;
+			esac
+			;;
 		*"Kernel panic"* | *"BUG:"* | *"Oops:"* | *"WARNING:"* | *"Call Trace"*)
 			echo "vmtest: [$(elapsed)] guest kernel: $line" >&4 ;;
 		esac
 		line=
 	done
-	[ -n "$interrupted" ] && [ -z "$reread" ] || break
+	[ -n "$interrupted$hung" ] && [ -z "$reread" ] || break
 	reread=1
 done <"$fifo" 3>"$log"
 wait $timeout_pid
@@ -215,6 +238,12 @@ suite_status=$(sed -n 's/^VMTEST-END //p' "$log" | tail -n1)
 echo "vmtest: qemu ended after $(elapsed) (status $qemu_status)" >&4
 if [ -n "$interrupted" ]; then
 	echo "vmtest: interrupted" >&4
+elif [ -n "$hung" ]; then
+	echo "vmtest: the guest's kernel hung: ${hung#*] }; the end of $log:" >&4
+	tail -n 40 "$log" | sed 's/^/  | /' >&4
+	echo "== vmtest total ($guest guest, Linux $release)" >&4
+	echo "0 passed, 1 failed, 0 skipped" >&4
+	exit 75
 elif [ "$qemu_status" = 124 ] || [ "$qemu_status" = 137 ]; then
 	echo "vmtest: timed out after ${limit}s (VMTEST_TIMEOUT)" >&4
 fi
