@@ -61,8 +61,9 @@ TEST(gap_counts_denials_inside_the_replay_and_not_after_it)
 
 	feed(g, write_ev(1 * MS, DEVCG_FILE_DEVICES_DENY, "a"));
 	feed(g, denied_ev(1 * MS + 20000));
-	feed(g, write_ev(1 * MS + 40000, DEVCG_FILE_DEVICES_ALLOW, "c 1:9 rwm"));
-	/* refused long after the replay ended: not a victim of this gap */
+	feed(g, write_ev(1 * MS + 40000, DEVCG_FILE_DEVICES_ALLOW, "c 1:3 rwm"));
+	/* refused long after the replay ended, which did not grant c 1:9: not
+	 * a victim of this gap */
 	feed(g, denied_ev(50 * MS));
 	feed(g, denied_ev(90 * MS));
 	devcg_gaps_flush(g, 0);
@@ -106,9 +107,10 @@ static uint64_t late_opens(uint32_t check_minor, const struct late_open *opens, 
 	feed(g, write_ev(1 * MS, DEVCG_FILE_DEVICES_DENY, "a"));
 	e.check.minor = check_minor;
 	feed(g, e);
-	feed(g, write_ev(1 * MS + 40000, DEVCG_FILE_DEVICES_ALLOW, "c 1:9 rwm"));
+	feed(g, write_ev(1 * MS + 40000, DEVCG_FILE_DEVICES_ALLOW, "c 1:9 r"));
 	for (i = 0; i < n; i++) {
 		e = denied_ev(opens[i].ms * MS);
+		e.open.oflags = O_WRONLY;
 		e.tid = opens[i].tid;
 		feed(g, e);
 	}
@@ -125,23 +127,24 @@ static uint64_t late_opens(uint32_t check_minor, const struct late_open *opens, 
 TEST(gap_places_a_late_return_at_its_check)
 {
 	/* task 10's open, placed at its check; task 11's, with no check of
-	 * its own, not (both return past LATE_LIST_NS, 20 ms, after the last
-	 * write) */
-	CHECK_INT(late_opens(9, (struct late_open[]){ { 10, 30 }, { 11, 31 } }, 2), 1);
+	 * its own, not (the opens are writes, which the replayed "c 1:9 r"
+	 * does not grant) */
+	CHECK_INT(late_opens(9, (struct late_open[]){ { 10, 20 }, { 11, 21 } }, 2), 1);
 	CHECK_INT(last.first_denied_ns, 1 * MS + 20000);
 	/* the control: only the open of a task whose check was not seen */
-	CHECK_INT(late_opens(9, (struct late_open[]){ { 11, 30 } }, 1), 0);
+	CHECK_INT(late_opens(9, (struct late_open[]){ { 11, 20 } }, 1), 0);
 	/* a check of another device (an mknod, say) places no open of this one */
-	CHECK_INT(late_opens(5, (struct late_open[]){ { 10, 30 } }, 1), 0);
+	CHECK_INT(late_opens(5, (struct late_open[]){ { 10, 20 } }, 1), 0);
 	/* a check is used once: a second refused open of the same task later
 	 * on is placed at its own return */
-	CHECK_INT(late_opens(9, (struct late_open[]){ { 10, 30 }, { 10, 40 } }, 2), 1);
+	CHECK_INT(late_opens(9, (struct late_open[]){ { 10, 20 }, { 10, 30 } }, 2), 1);
 }
 
 /* The window of an 'a' at 1 ms and the replay of "c 1:9 r" and "c 1:3 rwm"
  * (the last write ends at 1.085 ms), then one refused open of c 1:MINOR
- * with OFLAGS stamped AT_US after the start, with no check seen: whether
- * the gap counts it. */
+ * with OFLAGS stamped AT_US after the start, with no check seen, and an
+ * event 200 ms later (the window closes 100 ms after its last write):
+ * whether the gap counts it. */
 static uint64_t late_refusal(uint32_t minor, uint32_t oflags, uint64_t at_us)
 {
 	struct devcg_trace_event e = denied_ev(1 * MS + at_us * 1000);
@@ -153,6 +156,7 @@ static uint64_t late_refusal(uint32_t minor, uint32_t oflags, uint64_t at_us)
 	feed(g, write_ev(1 * MS + 80000, DEVCG_FILE_DEVICES_ALLOW, "c 1:3 rwm"));
 	e.open.oflags = oflags;
 	devcg_gaps_feed(g, &e, DEVCG_CHAR, 1, minor, 0);
+	feed(g, write_ev(201 * MS, DEVCG_FILE_DEVICES_ALLOW, "c 1:5 r"));
 	devcg_gaps_flush(g, 0);
 	devcg_gaps_free(g);
 	devcg_cgpaths_free(paths);
@@ -166,12 +170,13 @@ static uint64_t late_refusal(uint32_t minor, uint32_t oflags, uint64_t at_us)
 TEST(gap_counts_a_late_refusal_that_the_replayed_list_grants)
 {
 	CHECK_INT(late_refusal(9, O_RDONLY, 10000), 1);
+	CHECK_INT(late_refusal(9, O_RDONLY, 90000), 1);
 	/* controls: a device the replay did not grant, an access it did not
-	 * grant, a stamp past LATE_LIST_NS: not the window's */
+	 * grant, a stamp after the window closed: not the window's */
 	CHECK_INT(late_refusal(5, O_RDONLY, 10000), 0);
 	CHECK_INT(late_refusal(9, O_WRONLY, 10000), 0);
 	CHECK_INT(late_refusal(9, O_RDONLY | O_TRUNC, 10000), 0);
-	CHECK_INT(late_refusal(9, O_RDONLY, 30000), 0);
+	CHECK_INT(late_refusal(9, O_RDONLY, 150000), 0);
 }
 
 TEST(gap_takes_in_denials_between_writes_of_a_slow_replay)

@@ -29,12 +29,11 @@
  * (one is kept per task) of the open's own device, at most CHECK_AGE_NS
  * before the open returned. */
 #define LATE_NS 2000000ull
-/* A refused open stamped later still, up to LATE_LIST_NS after the last
- * write (its CPU taken away between the check and the stamp: a virtual CPU
- * of a loaded host, an interrupt), is the window's too when the list the
- * window's writes have left allows that very request: the kernel could not
- * have refused it after those writes. */
-#define LATE_LIST_NS 20000000ull
+/* A refused open stamped later still, while the window is open (its CPU
+ * taken away between the check and the stamp: a virtual CPU of a loaded
+ * host, an interrupt), is the window's too when the list the window's
+ * writes have left grants that very request: the kernel could not have
+ * refused it after those writes. */
 #define CHECK_AGE_NS 1000000000ull
 #define MAX_CHECKS 64
 #define FREEZE_LOOKBACK_NS 2000000000ull
@@ -308,8 +307,7 @@ static void count_denied(struct window *w, uint64_t ts, uint32_t type, uint32_t 
 
 	if (!w->open || ts < gap->start_ns)
 		return;
-	if (ts > w->last_ns + LATE_NS &&
-	    !(ts <= w->last_ns + LATE_LIST_NS && list_allows(w, type, major, minor, access))) {
+	if (ts > w->last_ns + LATE_NS && !list_allows(w, type, major, minor, access)) {
 		struct tentative *t = &w->later;
 
 		if (!t->denied++)

@@ -119,6 +119,9 @@ if start_trace "$trace_out" "$trace_err" --only gap; then
 		pass v1_trace_gaps_count_the_readers_eperms
 	else
 		fail v1_trace_gaps_count_the_readers_eperms "gaps counted $denied denied opens, the reader met $eperm EPERM ($lost lost)"
+		# each gap's width, rules and denied opens, for whoever reads why
+		grep -o '"window_ns":[0-9]*,"rules":[0-9]*,"denied":[0-9]*' <<<"$gaps" | tr '\n' ' ' | sed 's/^/# the gaps: /'
+		echo
 	fi
 else
 	fail v1_trace_names_each_systemd_rewrite_a_gap "devcg trace did not start: $(tr '\n' ' ' < "$trace_err")"
