@@ -84,7 +84,12 @@ fi
 
 # The calls, from the objects: each undefined symbol of an object matched
 # to the object of the library that defines it.
-objs=$(find "${build:-/nonexistent}/lib" -name '*.o' 2> /dev/null | sort)
+# (only objects whose source is still there: a build directory from before
+# a file moved keeps its old object)
+objs=$(find "${build:-/nonexistent}/lib" -name '*.o' 2> /dev/null | sort | while read -r o; do
+	src=user/lib/${o#"$build"/lib/}
+	[ -f "${src%.o}.c" ] && echo "$o"
+done)
 if [ -z "$objs" ]; then
 	result the_library_calls_no_file_in_a_circle_and_no_room_above skip
 else
