@@ -132,16 +132,16 @@ $(BUILD)/devcg-reader: tools/reader.c | $(BUILD)
 	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -o $@ $<
 
 # Tests link the library's objects directly (hidden symbols included).
-$(BUILD)/tests/unit: $(UNIT_SRCS) tests/harness.h $(TRACE_OBJS) $(LIB_OBJS) | $(BUILD)/tests
+$(BUILD)/tests/unit: $(UNIT_SRCS) tests/harness.h tests/prom.h $(TRACE_OBJS) $(LIB_OBJS) | $(BUILD)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $(UNIT_SRCS) $(TRACE_OBJS) $(LIB_OBJS) $(LDLIBS)
 
-$(BUILD)/tests/kernel: $(KERNEL_SRCS) tests/harness.h tests/scratch.h tests/probe.h tests/reader.h tests/kernel/ktest.h tests/runtime.h $(TRACE_OBJS) $(LIB_OBJS) | $(BUILD)/tests
+$(BUILD)/tests/kernel: $(KERNEL_SRCS) tests/harness.h tests/scratch.h tests/probe.h tests/reader.h tests/kernel/ktest.h tests/runtime.h tests/prom.h $(TRACE_OBJS) $(LIB_OBJS) | $(BUILD)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $(KERNEL_SRCS) $(TRACE_OBJS) $(LIB_OBJS) $(LDLIBS)
 
 # The same unit tests under AddressSanitizer and UBSan.
-$(BUILD)/asan/unit: $(UNIT_SRCS) $(LIB_SRCS) $(TRACE_SRCS) tests/harness.h $(HEADERS) $(SKELS) | $(BUILD)/asan
+$(BUILD)/asan/unit: $(UNIT_SRCS) $(LIB_SRCS) $(TRACE_SRCS) tests/harness.h tests/prom.h $(HEADERS) $(SKELS) | $(BUILD)/asan
 	$(call msg,CC-ASAN,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(SANITIZE) -Itests -o $@ $(UNIT_SRCS) $(LIB_SRCS) $(TRACE_SRCS) $(LDLIBS)
 
