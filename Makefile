@@ -29,6 +29,7 @@ INCLUDEDIR ?= $(PREFIX)/include
 DATADIR    ?= $(PREFIX)/share
 MANDIR     ?= $(DATADIR)/man
 BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 
 ifeq ($(V),1)
 Q :=
@@ -132,16 +133,16 @@ $(BUILD)/devcg-reader: tools/reader.c | $(BUILD)
 	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -o $@ $<
 
 # Tests link the library's objects directly (hidden symbols included).
-$(BUILD)/tests/unit: $(UNIT_SRCS) tests/harness.h $(TRACE_OBJS) $(LIB_OBJS) | $(BUILD)/tests
+$(BUILD)/tests/unit: $(UNIT_SRCS) tests/harness.h tests/prom.h $(TRACE_OBJS) $(LIB_OBJS) | $(BUILD)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $(UNIT_SRCS) $(TRACE_OBJS) $(LIB_OBJS) $(LDLIBS)
 
-$(BUILD)/tests/kernel: $(KERNEL_SRCS) tests/harness.h tests/scratch.h tests/probe.h tests/reader.h tests/kernel/ktest.h tests/runtime.h $(TRACE_OBJS) $(LIB_OBJS) | $(BUILD)/tests
+$(BUILD)/tests/kernel: $(KERNEL_SRCS) tests/harness.h tests/scratch.h tests/probe.h tests/reader.h tests/kernel/ktest.h tests/runtime.h tests/prom.h $(TRACE_OBJS) $(LIB_OBJS) | $(BUILD)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $(KERNEL_SRCS) $(TRACE_OBJS) $(LIB_OBJS) $(LDLIBS)
 
 # The same unit tests under AddressSanitizer and UBSan.
-$(BUILD)/asan/unit: $(UNIT_SRCS) $(LIB_SRCS) $(TRACE_SRCS) tests/harness.h $(HEADERS) $(SKELS) | $(BUILD)/asan
+$(BUILD)/asan/unit: $(UNIT_SRCS) $(LIB_SRCS) $(TRACE_SRCS) tests/harness.h tests/prom.h $(HEADERS) $(SKELS) | $(BUILD)/asan
 	$(call msg,CC-ASAN,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(SANITIZE) -Itests -o $@ $(UNIT_SRCS) $(LIB_SRCS) $(TRACE_SRCS) $(LDLIBS)
 
@@ -178,12 +179,14 @@ clean:
 # What `make install` puts where; `make uninstall` removes exactly these.
 INSTALLED := $(INCLUDEDIR)/devcg.h $(LIBDIR)/libdevcg.so.$(VERSION) $(LIBDIR)/libdevcg.so.$(SOVERSION) \
 	$(LIBDIR)/libdevcg.so $(LIBDIR)/libdevcg.a $(LIBDIR)/pkgconfig/devcg.pc $(BINDIR)/devcg \
-	$(MANDIR)/man8/devcg.8 $(BASHCOMPDIR)/devcg $(DATADIR)/containers/oci/hooks.d/devcg.json
+	$(MANDIR)/man8/devcg.8 $(BASHCOMPDIR)/devcg $(DATADIR)/containers/oci/hooks.d/devcg.json \
+	$(SYSTEMDUNITDIR)/devcg-trace.service
 
 install: all
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) \
-		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DATADIR)/containers/oci/hooks.d
+		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DATADIR)/containers/oci/hooks.d \
+		$(DESTDIR)$(SYSTEMDUNITDIR)
 	$(Q)install -m 644 include/devcg.h $(DESTDIR)$(INCLUDEDIR)/devcg.h
 	$(Q)install -m 755 $(BUILD)/libdevcg.so.$(VERSION) $(DESTDIR)$(LIBDIR)/
 	$(Q)ln -sf libdevcg.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libdevcg.so.$(SOVERSION)
@@ -198,13 +201,17 @@ install: all
 	$(Q)sed -e 's|@BINDIR@|$(BINDIR)|' tools/oci-hooks.d/devcg.json.in \
 		> $(DESTDIR)$(DATADIR)/containers/oci/hooks.d/devcg.json
 	$(Q)chmod 644 $(DESTDIR)$(DATADIR)/containers/oci/hooks.d/devcg.json
+	$(Q)sed -e 's|@BINDIR@|$(BINDIR)|' tools/systemd/devcg-trace.service.in \
+		> $(DESTDIR)$(SYSTEMDUNITDIR)/devcg-trace.service
+	$(Q)chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/devcg-trace.service
 
 # The directories only devcg's files need, deepest first: `make uninstall`
 # removes each one left empty. The GNU directories themselves (BINDIR,
 # LIBDIR, INCLUDEDIR, DATADIR, MANDIR, PREFIX) are never removed.
 INSTALLED_DIRS := $(DATADIR)/containers/oci/hooks.d $(DATADIR)/containers/oci $(DATADIR)/containers \
 	$(BASHCOMPDIR) $(if $(filter %/completions,$(BASHCOMPDIR)),$(BASHCOMPDIR:%/completions=%)) \
-	$(MANDIR)/man8 $(LIBDIR)/pkgconfig
+	$(MANDIR)/man8 $(LIBDIR)/pkgconfig $(SYSTEMDUNITDIR) \
+	$(if $(filter %/systemd/system,$(SYSTEMDUNITDIR)),$(SYSTEMDUNITDIR:%/system=%))
 
 uninstall:
 	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))

@@ -3,7 +3,8 @@
 # make deb: Debian packages from the same `make install` step, with dpkg-deb
 # alone (nothing downloaded): libdevcg0 (the shared library), libdevcg-dev
 # (header, static library, pkg-config file) and devcg (CLI, man page, bash
-# completion). Depends come from dpkg-shlibdeps on the built binaries.
+# completion, OCI hook file, devcg-trace.service: shipped disabled, see
+# docs/trace.md). Depends come from dpkg-shlibdeps on the built binaries.
 # As Debian ships them: the ELF files stripped, their debug information in
 # libdevcg0-dbgsym and devcg-dbgsym (/usr/lib/debug/.build-id/, found by
 # build id and by a .gnu_debuglink), the man page gzipped, each package's
@@ -150,5 +151,5 @@ package libdevcg-dev libdevel "libdevcg$major (= $debver), libbpf-dev, libjansso
 package devcg admin "$(shlibdeps "$stage/usr/bin/devcg")" \
 	"device access for container cgroups without the EPERM window" \
 	usr/bin/devcg usr/share/man/man8/devcg.8 usr/share/bash-completion/completions/devcg \
-	usr/share/containers/oci/hooks.d/devcg.json
+	usr/share/containers/oci/hooks.d/devcg.json usr/lib/systemd/system/devcg-trace.service
 rm -rf "$stage"

@@ -32,14 +32,15 @@ ok install_into_destdir
 installs_every_file() {
 	for f in usr/include/devcg.h ${libdir#/}/libdevcg.so.$version ${libdir#/}/libdevcg.a \
 		${libdir#/}/pkgconfig/devcg.pc usr/bin/devcg usr/share/man/man8/devcg.8 \
-		usr/share/bash-completion/completions/devcg usr/share/containers/oci/hooks.d/devcg.json; do
+		usr/share/bash-completion/completions/devcg usr/share/containers/oci/hooks.d/devcg.json \
+		usr/lib/systemd/system/devcg-trace.service; do
 		[ -f "$dest/$f" ] || { echo "missing $f"; return 1; }
 	done
 	[ "$(readlink "$lib/libdevcg.so.$major")" = "libdevcg.so.$version" ] || { echo "bad .so.$major link"; return 1; }
 	[ "$(readlink "$lib/libdevcg.so")" = "libdevcg.so.$major" ] || { echo "bad .so link"; return 1; }
 	# nothing else, and nothing outside the prefix
 	n=$(find "$dest" -type f -o -type l | wc -l)
-	[ "$n" = 10 ] || { echo "expected 10 files and links, found $n:"; find "$dest"; return 1; }
+	[ "$n" = 11 ] || { echo "expected 11 files and links, found $n:"; find "$dest"; return 1; }
 }
 check installs_every_file installs_every_file
 
@@ -49,6 +50,17 @@ hooks_d_file_runs_the_installed_devcg_on_the_annotation() {
 		grep -q 'io\\\\.devcg\\\\.rules' "$f" && ! grep -q @ "$f"
 }
 check hooks_d_file_runs_the_installed_devcg_on_the_annotation hooks_d_file_runs_the_installed_devcg_on_the_annotation
+
+# the unit's keys are systemd's (systemd-analyze verify, when there: its
+# complaint that the staged binary is not at /usr/bin aside)
+trace_unit_runs_the_installed_devcg_with_journal_and_metrics() {
+	f=$dest/usr/lib/systemd/system/devcg-trace.service
+	grep -qx 'ExecStart=/usr/bin/devcg trace --journal --metrics /var/lib/prometheus/node-exporter/devcg-trace.prom' "$f" &&
+		grep -qx 'Restart=on-failure' "$f" && grep -qx 'WantedBy=multi-user.target' "$f" && ! grep -q @ "$f" &&
+		{ ! command -v systemd-analyze >/dev/null || systemd-analyze verify --man=no "$f" 2>&1 |
+			grep -v 'is not executable' | { ! grep 'devcg-trace.service'; }; }
+}
+check trace_unit_runs_the_installed_devcg_with_journal_and_metrics trace_unit_runs_the_installed_devcg_with_journal_and_metrics
 
 soname_is_the_major_version() {
 	readelf -d "$lib/libdevcg.so.$version" | grep -q "SONAME.*\[libdevcg.so.$major\]"
@@ -128,7 +140,7 @@ check uninstall_removes_exactly_what_was_installed uninstall_removes_exactly_wha
 
 # the directories only devcg's files needed are gone; the GNU ones stay
 uninstall_removes_the_directories_it_made_and_keeps_the_others() {
-	for d in usr/share/containers usr/share/bash-completion usr/share/man/man8 ${libdir#/}/pkgconfig; do
+	for d in usr/share/containers usr/share/bash-completion usr/share/man/man8 ${libdir#/}/pkgconfig usr/lib/systemd; do
 		[ ! -e "$dest/$d" ] || { echo "$d left"; return 1; }
 	done
 	for d in usr/bin usr/include "${libdir#/}" usr/share/man; do
@@ -167,7 +179,8 @@ else
 		holds libdevcg$major "$multiarch/libdevcg.so.$version" "$multiarch/libdevcg.so.$major" &&
 			! contents libdevcg$major | grep -q 'devcg.h\|libdevcg.a\|bin/devcg' &&
 			holds libdevcg-dev usr/include/devcg.h "$multiarch/libdevcg.a" /libdevcg.so pkgconfig/devcg.pc &&
-			holds devcg usr/bin/devcg man8/devcg.8.gz completions/devcg hooks.d/devcg.json
+			holds devcg usr/bin/devcg man8/devcg.8.gz completions/devcg hooks.d/devcg.json \
+				usr/lib/systemd/system/devcg-trace.service
 	}
 	check each_package_holds_its_files each_package_holds_its_files
 	versions_and_depends_are_right() {

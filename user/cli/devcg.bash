@@ -21,7 +21,7 @@ _devcg()
 		return
 	fi
 	case $prev in
-	-f|--file|-r|--rules|--annotation-allow-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+	-f|--file|-r|--rules|--annotation-allow-file|--metrics) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	--only) COMPREPLY=($(compgen -W "gap revoke writes denials" -- "$cur")); return ;;
 	--hooks) COMPREPLY=($(compgen -W "auto tracepoint kprobe fentry" -- "$cur")); return ;;
 	--runtime) COMPREPLY=($(compgen -W "runc crun $([[ $verb == oci-hook ]] && echo auto)" -- "$cur")); return ;;
@@ -36,7 +36,7 @@ _devcg()
 	show) opts="$opts -p --pid" ;;
 	compile) opts="$opts -f --file --runtime" ;;
 	oci-hook) opts="$opts -f --file --runtime --no-systemd --annotation-allow --annotation-allow-file --annotation-may-widen" ;;
-	trace) opts="$opts --cgroup --pid --comm --duration --only --hooks --stats" ;;
+	trace) opts="$opts --cgroup --pid --comm --duration --only --hooks --stats --metrics --metrics-interval --journal" ;;
 	attach) opts="$opts -p --pid --access --mode --uid --gid --cdi --cdi-spec-dir --method --force --no-systemd" ;;
 	detach) opts="$opts -p --pid --cdi --cdi-spec-dir --force --no-systemd" ;;
 	doctor) opts="$opts -p --pid --container" ;;

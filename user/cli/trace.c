@@ -74,8 +74,7 @@ static bool keep(struct session *s, enum only kind, uint32_t pid, const char *co
 
 static const char *dev_string(uint32_t type, uint32_t major, uint32_t minor, char *buf, size_t len)
 {
-	snprintf(buf, len, "%c %u:%u", type == DEVCG_BLOCK ? 'b' : 'c', major, minor);
-	return buf;
+	return devcg_trace_dev_string(type, major, minor, buf, len);
 }
 
 static const char *source_name(uint32_t src)
@@ -212,6 +211,9 @@ static void emit_open(struct session *s, const struct devcg_trace_event *ev, boo
 	if (!keep(s, ONLY_DENIALS, ev->pid, ev->comm, cg1, cg2))
 		return;
 	s->counts[N_OPEN]++;
+	if (s->metrics)
+		devcg_metrics_refused_open(s->metrics, cg2, cg1, has_dev ? dev_string(type, major, minor, dev,
+										    sizeof(dev)) : NULL);
 	cli_access_string(devcg_open_access(ev->open.oflags), acc);
 	if (s->cli->json) {
 		json_t *o = common(s, "open_denied", ev->ts_ns, ev->pid, ev->tid, ev->comm, ev->ppid,
@@ -313,6 +315,10 @@ static void on_gap(void *ctx, const struct devcg_gap *g)
 	if (!keep(s, ONLY_GAP, g->writer_pid, g->writer_comm, g->cgroup, g->cgroup))
 		return;
 	s->counts[N_GAP]++;
+	if (s->metrics)
+		devcg_metrics_gap(s->metrics, g);
+	if (s->journal)
+		devcg_journal_gap(g);
 	if (s->cli->json) {
 		json_t *devs = json_array();
 		json_t *o = common(s, "gap", g->start_ns, g->writer_pid, g->writer_pid, g->writer_comm,
@@ -322,8 +328,7 @@ static void on_gap(void *ctx, const struct devcg_gap *g)
 		for (i = 0; i < g->ndevices; i++)
 			json_array_append_new(devs, cli_text(dev_string(g->devices[i].type, g->devices[i].major,
 									   g->devices[i].minor, dev, sizeof(dev)), (size_t)-1));
-		json_object_set_new(o, "kind", cli_text(g->kind == DEVCG_GAP_V1_DENY_ALL ? "v1_deny_all"
-											 : "v2_no_filter", (size_t)-1));
+		json_object_set_new(o, "kind", cli_text(devcg_gap_kind_name(g), (size_t)-1));
 		json_object_set_new(o, "cgroup", cli_text(g->cgroup, (size_t)-1));
 		json_object_set_new(o, "writer_pid", json_integer(g->writer_pid));
 		json_object_set_new(o, "writer_comm", cli_text(g->writer_comm, strnlen(g->writer_comm, 16)));
@@ -364,7 +369,7 @@ static void on_gap(void *ctx, const struct devcg_gap *g)
 
 static const char *owner_name(int owner)
 {
-	return owner == DEVCG_PROG_DEVCG ? "devcg" : owner == DEVCG_PROG_FOREIGN ? "foreign" : "unknown";
+	return devcg_prog_owner_name(owner);
 }
 
 static json_t *json_progs(const struct devcg_revoke_prog *p, uint32_t n)
@@ -400,6 +405,10 @@ static void on_revoke(void *ctx, const struct devcg_revoke *rv)
 	if (!keep(s, ONLY_REVOKE, rv->writer_pid, rv->writer_comm, rv->cgroup, rv->cgroup))
 		return;
 	s->counts[N_REVOKE]++;
+	if (s->metrics)
+		devcg_metrics_revoke(s->metrics, rv);
+	if (s->journal)
+		devcg_journal_revoke(rv);
 	if (s->cli->json) {
 		json_t *devs = json_array(), *victims = json_array();
 		json_t *o = common(s, "revoke", rv->start_ns, rv->writer_pid, rv->writer_pid, rv->writer_comm,
@@ -533,6 +542,9 @@ static int run(struct cli *cli, int argc, char **argv)
 		{ "only", required_argument, NULL, 'o' },
 		{ "hooks", required_argument, NULL, 'H' },
 		{ "stats", no_argument, NULL, 's' },
+		{ "metrics", required_argument, NULL, 'M' },
+		{ "metrics-interval", required_argument, NULL, 'I' },
+		{ "journal", no_argument, NULL, 'J' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -541,7 +553,8 @@ static int run(struct cli *cli, int argc, char **argv)
 	struct session s = { .cli = cli, .pid = -1 };
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct devcg_error err = { 0 };
-	double duration = 0;
+	double duration = 0, interval = 0;
+	const char *metrics = NULL;
 	uint64_t deadline = 0, now;
 	char *end;
 	int c, ret;
@@ -587,6 +600,14 @@ static int run(struct cli *cli, int argc, char **argv)
 				return cli_usage(cli, "--hooks takes auto, tracepoint, kprobe or fentry");
 			break;
 		case 's': to.stats = true; break;
+		case 'M': metrics = optarg; break;
+		case 'I':
+			interval = strtod(optarg, &end);
+			if (*end || !(interval >= 0.1 && interval <= 86400))
+				return cli_usage(cli, "--metrics-interval takes seconds, from 0.1 to 86400, not '%s'",
+						 optarg);
+			break;
+		case 'J': s.journal = true; break;
 		case 'j': cli->json = true; break;
 		case 'h': return cli_help(&verb_trace);
 		default: return cli_bad_option(cli, argv, "jh");
@@ -594,6 +615,8 @@ static int run(struct cli *cli, int argc, char **argv)
 	}
 	if (optind != argc)
 		return cli_usage(cli, "unexpected argument '%s'", argv[optind]);
+	if (interval && !metrics)
+		return cli_usage(cli, "--metrics-interval needs --metrics FILE");
 	/* --cgroup as the other verbs take it, and the trace names cgroups:
 	 * by its path below its hierarchy's root */
 	s.paths = devcg_cgpaths_new();
@@ -605,9 +628,17 @@ static int run(struct cli *cli, int argc, char **argv)
 		}
 		s.cgroup = s.cgroup_rel;
 	}
-	ret = devcg_tracer_open(&s.tracer, &to, &err);
+	/* a file or a journal that cannot be written fails before anything is attached */
+	ret = s.journal ? devcg_journal_check(&err) : 0;
+	if (!ret && metrics && !(s.metrics = devcg_metrics_new()))
+		ret = devcg_err(&err, -ENOMEM, "out of memory");
+	if (!ret && metrics)
+		ret = devcg_metrics_open(s.metrics, metrics, (uint64_t)(interval * 1e9), &err);
+	if (!ret)
+		ret = devcg_tracer_open(&s.tracer, &to, &err);
 	if (ret) {
 		devcg_cgpaths_free(s.paths);
+		devcg_metrics_free(s.metrics);
 		return cli_fail(cli, ret, &err);
 	}
 	/* the tracer's start: an audit denial queued before it is not reported */
@@ -656,6 +687,11 @@ static int run(struct cli *cli, int argc, char **argv)
 		now = trace_mono_ns();
 		drain(&s, now - REORDER_NS);
 		devcg_gaps_flush(s.gaps, now - REORDER_NS);
+		if (s.metrics) {
+			devcg_metrics_losses(s.metrics, &s.lost);
+			if (devcg_metrics_tick(s.metrics, now, &err))
+				fprintf(stderr, "devcg trace: warning: %s\n", err.msg);
+		}
 		if (out_failed(cli)) {
 			ret = EXIT_ERROR; /* main says why, once */
 			goto out;
@@ -669,12 +705,18 @@ static int run(struct cli *cli, int argc, char **argv)
 	devcg_revokes_flush(s.revokes, trace_mono_ns());
 	trace_summary(&s, trace_mono_ns() - s.start_ns, to.stats);
 	ret = EXIT_OK;
+	if (s.metrics) {
+		devcg_metrics_losses(s.metrics, &s.lost);
+		if (devcg_metrics_write(s.metrics, &err))
+			ret = cli_fail(cli, err.code, &err);
+	}
 out:
 	devcg_gaps_free(s.gaps);
 	devcg_revokes_free(s.revokes);
 	devcg_cgpaths_free(s.paths);
 	devcg_tracer_close(s.tracer);
 	devcg_trace_queue_free(&s.queue);
+	devcg_metrics_free(s.metrics);
 	return ret;
 }
 
@@ -685,7 +727,8 @@ const struct verb verb_trace = {
 	.usage =
 	"Usage: devcg trace [-j] [--cgroup CGROUP] [--pid PID] [--comm NAME]\n"
 	"                   [--duration SECONDS] [--only gap|revoke|writes|denials]\n"
-	"                   [--hooks auto|tracepoint|kprobe|fentry] [--stats]\n\n"
+	"                   [--hooks auto|tracepoint|kprobe|fentry] [--stats]\n"
+	"                   [--metrics FILE [--metrics-interval SECONDS]] [--journal]\n\n"
 	"Trace writes to cgroup v1 devices.allow, devices.deny and freezer.state,\n"
 	"bpf(2) changes of cgroup device programs, opens that fail with EPERM, and\n"
 	"the denials of devcg filters loaded with --audit; and report each permission\n"
@@ -719,6 +762,18 @@ const struct verb verb_trace = {
 	"                         device_denied)\n"
 	"      --hooks KIND       use only this kind of hook (default auto)\n"
 	"      --stats            report each trace program's run count and run time\n"
+	"      --metrics FILE     keep FILE as Prometheus text-format counters (for\n"
+	"                         node_exporter's textfile collector) of gaps,\n"
+	"                         revocations, refused opens by cgroup and device,\n"
+	"                         and lost events: replaced whole (never half\n"
+	"                         written) when something changed, and at the end;\n"
+	"                         counts what is shown (--cgroup, --pid, --comm,\n"
+	"                         --only); a FILE that cannot be written is refused\n"
+	"                         before anything is attached\n"
+	"      --metrics-interval SECONDS\n"
+	"                         rewrite FILE at most this often (default 5)\n"
+	"      --journal          log each gap and revocation to the systemd journal\n"
+	"                         with DEVCG_* fields (devcg-trace.service does)\n"
 	"  -j, --json             one JSON object per line: every event has type,\n"
 	"                         ts_ns, pid, comm; a summary object ends the output\n"
 	"  -h, --help             this help\n\n"
@@ -726,5 +781,6 @@ const struct verb verb_trace = {
 	"  devcg trace --only gap\n"
 	"  devcg trace --only revoke --cgroup /system.slice/gpu.service\n"
 	"  devcg trace -j --cgroup /mycontainer --duration 60\n"
-	"  devcg trace --stats --duration 10\n",
+	"  devcg trace --stats --duration 10\n"
+	"  devcg trace --journal --metrics /var/lib/prometheus/node-exporter/devcg-trace.prom\n",
 };

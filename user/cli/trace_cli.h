@@ -5,6 +5,7 @@
 #define DEVCG_TRACE_CLI_H
 
 #include "cli.h"
+#include "service.h"
 #include "trace.h"
 
 enum only { ONLY_ALL, ONLY_GAP, ONLY_REVOKE, ONLY_WRITES, ONLY_DENIALS };
@@ -30,6 +31,9 @@ struct session {
 	uint32_t follow[64];
 	int nfollow;
 	struct devcg_trace_losses lost;
+	/* --metrics FILE, --journal: the service's (user/trace/service.h) */
+	struct devcg_metrics *metrics;
+	bool journal;
 };
 
 #define REORDER_NS 20000000ull
