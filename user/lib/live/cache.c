@@ -209,7 +209,7 @@ struct key_head {
 	__s32 any_access[2];
 };
 
-static void *plan_key(const struct devcg_filter_plan *plan, size_t *len)
+void *devcg_cache_key(const struct devcg_filter_plan *plan, size_t *len)
 {
 	struct key_head h;
 	char *key = malloc(sizeof(h) + plan->size);
@@ -243,7 +243,7 @@ int devcg_cache_load(struct devcg_cache *c, const struct devcg_policy *policy, c
 	ret = devcg_filter_plan(policy, false, &plan, err);
 	if (ret)
 		return ret;
-	key = plan_key(&plan, &len);
+	key = devcg_cache_key(&plan, &len);
 	if (!key) {
 		devcg_filter_plan_free(&plan);
 		return devcg_err(err, -ENOMEM, "out of memory");
