@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * The cache of shared programs (user/lib/live/cache.c), without a kernel:
- * what its key is made of (the filter's compiled bytes and variant), that
+ * what its key is made of (the policy in canonical form and its variant), that
  * a key is found only by an equal key, and its bound. The fds it keeps
  * here are the test's own (of /dev/null), standing for programs; the
  * kernel tests attach real ones (tests/kernel/test_cache.c).
@@ -16,16 +16,13 @@ static void *key_of(const char *text, bool audit, size_t *len)
 {
 	struct devcg_rules *rules = devcg_rules_new();
 	struct devcg_policy *p = devcg_policy_new();
-	struct devcg_filter_plan plan;
 	void *key;
 
 	CHECK(rules && p);
 	CHECK(!devcg_rules_parse(rules, text, strlen(text), "test", NULL, NULL));
 	CHECK(!devcg_policy_apply_all(p, rules, NULL));
-	CHECK(!devcg_filter_plan(p, audit, &plan, NULL));
-	key = devcg_cache_key(&plan, len);
+	key = devcg_cache_key(p, audit, len);
 	CHECK(key != NULL);
-	devcg_filter_plan_free(&plan);
 	devcg_policy_free(p);
 	devcg_rules_free(rules);
 	return key;

@@ -214,41 +214,31 @@ static int load_program(const struct devcg_policy_value *v, const struct devcg_t
 	return ret;
 }
 
-int devcg_filter_plan(const struct devcg_policy *policy, bool audit, struct devcg_filter_plan *plan,
-		      struct devcg_error *err)
-{
-	memset(plan, 0, sizeof(*plan));
-	if (devcg_policy_count(policy) > DEVCG_MAX_RULES)
-		return devcg_err(err, -E2BIG, "the policy has %zu exceptions; at most %d fit",
-				 devcg_policy_count(policy), DEVCG_MAX_RULES);
-	if (filter_value(policy, audit, &plan->value, &plan->size, &plan->table, true))
-		return devcg_err(err, -ENOMEM, "out of memory");
-	plan->audit = audit;
-	return 0;
-}
-
-void devcg_filter_plan_free(struct devcg_filter_plan *plan)
-{
-	devcg_filter_give(plan->value);
-	plan->value = NULL;
-}
-
-int devcg_filter_load_plan(const struct devcg_filter_plan *plan, int audit_from, const char *fail_at,
-			   struct devcg_filter_version *out, struct devcg_error *err)
+int devcg_filter_load(const struct devcg_policy *policy, bool audit, int audit_from,
+		      const char *fail_at, struct devcg_filter_version *out, struct devcg_error *err)
 {
 	int fds[MAP_KINDS] = { -1, -1, -1 }, ret, i;
 	struct bpf_prog_info info = { 0 };
 	__u32 info_len = sizeof(info);
+	struct devcg_policy_value *v = NULL;
 	struct devcg_bpf_log bl;
+	size_t size;
+	struct devcg_table table;
 
 	memset(out, 0, sizeof(*out));
 	out->prog_fd = -1;
+	if (devcg_policy_count(policy) > DEVCG_MAX_RULES)
+		return devcg_err(err, -E2BIG, "the policy has %zu exceptions; at most %d fit",
+				 devcg_policy_count(policy), DEVCG_MAX_RULES);
+	if (filter_value(policy, audit, &v, &size, &table, true))
+		return devcg_err(err, -ENOMEM, "out of memory");
 	devcg_bpf_log_begin(&bl);
-	ret = fds[MAP_POLICY] = policy_map(plan->value, plan->size, fail_at, err);
-	if (ret >= 0 && plan->audit)
+	ret = fds[MAP_POLICY] = policy_map(v, size, fail_at, err);
+	if (ret >= 0 && audit)
 		ret = audit_maps(audit_from, fds, err);
 	if (ret >= 0)
-		ret = out->prog_fd = load_program(plan->value, &plan->table, plan->audit, fds, fail_at, err);
+		ret = out->prog_fd = load_program(v, &table, audit, fds, fail_at, err);
+	devcg_filter_give(v);
 	/* the program holds its maps from here on */
 	for (i = 0; i < MAP_KINDS; i++)
 		if (fds[i] >= 0)
@@ -263,22 +253,6 @@ int devcg_filter_load_plan(const struct devcg_filter_plan *plan, int audit_from,
 	}
 	out->prog_id = info.id;
 	return devcg_bpf_log_end(&bl, 0, err);
-}
-
-int devcg_filter_load(const struct devcg_policy *policy, bool audit, int audit_from,
-		      const char *fail_at, struct devcg_filter_version *out, struct devcg_error *err)
-{
-	struct devcg_filter_plan plan;
-	int ret;
-
-	memset(out, 0, sizeof(*out));
-	out->prog_fd = -1;
-	ret = devcg_filter_plan(policy, audit, &plan, err);
-	if (ret)
-		return ret;
-	ret = devcg_filter_load_plan(&plan, audit_from, fail_at, out, err);
-	devcg_filter_plan_free(&plan);
-	return ret;
 }
 
 int devcg_filter_load_program(int policy_map_fd, const void *value, struct devcg_error *err)

@@ -30,23 +30,6 @@ struct devcg_table {
 	unsigned int probes[4];  /* per shape, the longest probe (0: none; 1 when sorted) */
 	int any_access[2];       /* block, char: the '*:*' exception's access, or -1 */
 };
-/* One version before its load: its policy map's value (SIZE bytes) and
- * how its table was filled, which with AUDIT decide its program wholly
- * (the key of a cache of loaded versions, live/cache.c). */
-struct devcg_filter_plan {
-	struct devcg_policy_value *value;
-	size_t size;
-	struct devcg_table table;
-	bool audit;
-};
-/* POLICY's plan (-E2BIG past DEVCG_MAX_RULES, -ENOMEM); free it with
- * devcg_filter_plan_free(). */
-int devcg_filter_plan(const struct devcg_policy *policy, bool audit, struct devcg_filter_plan *plan,
-		      struct devcg_error *err);
-void devcg_filter_plan_free(struct devcg_filter_plan *plan);
-/* devcg_filter_load() of a plan made already. */
-int devcg_filter_load_plan(const struct devcg_filter_plan *plan, int audit_from, const char *fail_at,
-			   struct devcg_filter_version *out, struct devcg_error *err);
 /* The policy map's value for POLICY (filter.c): the head, the table, the
  * exceptions no request can match; and how the table was filled. Free
  * *OUT. 0 or -ENOMEM. */

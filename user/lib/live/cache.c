@@ -5,10 +5,13 @@
  * same program (BPF_F_REPLACE of the program that runs now, as any swap)
  * instead of loading another: no verifier run, no new map.
  *
- * The key is everything the program is written from (filter.h's plan):
- * the policy map's value, byte for byte (default, exceptions, the table
- * as filled, the audit bit), and how its table was filled. Keys are
- * compared in full (memcmp); the hash only skips unequal keys faster.
+ * The key is the policy in its canonical form and the variant: the
+ * default, every exception (type, access, major, minor) sorted, and the
+ * audit bit; the filter's compiled bytes (its policy map value and its
+ * instructions) are a function of these, so rules in another order that
+ * make the same policy share one program. Keys are compared in full
+ * (memcmp); the hash only skips unequal keys faster. On a hit nothing is
+ * computed from the policy beyond its key.
  *
  * Sharing keeps every fact of a swap for each cgroup: the kernel keeps one
  * list of programs per cgroup, and BPF_F_REPLACE, detach and the
@@ -43,6 +46,12 @@ struct cache_entry {
 	uint64_t used; /* the tick of its last use: the least is evicted */
 };
 
+/* The key (devcg_cache_key()): the ABI version, the default, the audit
+ * bit and the count, then each exception in canonical order as type,
+ * access, major and minor (10 bytes, no padding). */
+#define KEY_HEAD 16
+#define KEY_EXCEPTION 10
+
 struct devcg_cache {
 	pthread_mutex_t lock;
 	unsigned int max;
@@ -51,13 +60,19 @@ struct devcg_cache {
 	struct cache_entry *entries;
 };
 
-/* FNV-1a: only to skip keys that differ (equal keys are then memcmp'd) */
+/* Only to skip keys that differ (equal keys are then memcmp'd): eight
+ * bytes at a time, each mixed in by a multiply (as FNV, on words). */
 static uint64_t key_hash(const void *key, size_t len)
 {
 	const unsigned char *p = key;
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = 0xcbf29ce484222325ull ^ len, w;
 
-	while (len--)
+	for (; len >= 8; len -= 8, p += 8) {
+		memcpy(&w, p, 8);
+		h = (h ^ w) * 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	for (; len; len--)
 		h = (h ^ *p++) * 0x100000001b3ull;
 	return h;
 }
@@ -200,39 +215,42 @@ int devcg_cache_put(struct devcg_cache *c, const void *key, size_t len, int prog
 	return 0;
 }
 
-/* The key of a plan: how the table was filled (written field by field:
- * no padding), then the value. */
-struct key_head {
-	__u64 mult;
-	__u32 sorted, audit;
-	__u32 probes[4];
-	__s32 any_access[2];
-};
-
-void *devcg_cache_key(const struct devcg_filter_plan *plan, size_t *len)
+/* Sorted, to make the key of one policy whatever order its exceptions
+ * were added in (devcg_policy_collect() gives its table's order). */
+static int cmp_exception(const void *a, const void *b)
 {
-	struct key_head h;
-	char *key = malloc(sizeof(h) + plan->size);
+	return devcg_exception_cmp(a, b);
+}
 
-	if (!key)
+void *devcg_cache_key(const struct devcg_policy *policy, bool audit, size_t *len)
+{
+	size_t n = devcg_policy_count(policy), i;
+	struct devcg_exception *ex = malloc((n ? n : 1) * sizeof(*ex));
+	unsigned char *key = malloc(KEY_HEAD + n * KEY_EXCEPTION), *at;
+	__u32 head[4] = { DEVCG_ABI_VERSION, devcg_policy_default_allow(policy), audit, (__u32)n };
+
+	if (!ex || !key) {
+		free(ex);
+		free(key);
 		return NULL;
-	memset(&h, 0, sizeof(h));
-	h.mult = plan->table.mult;
-	h.sorted = plan->table.sorted;
-	h.audit = plan->audit;
-	memcpy(h.probes, plan->table.probes, sizeof(h.probes));
-	h.any_access[0] = plan->table.any_access[0];
-	h.any_access[1] = plan->table.any_access[1];
-	memcpy(key, &h, sizeof(h));
-	memcpy(key + sizeof(h), plan->value, plan->size);
-	*len = sizeof(h) + plan->size;
+	}
+	n = devcg_policy_collect(policy, ex);
+	qsort(ex, n, sizeof(*ex), cmp_exception);
+	memcpy(key, head, sizeof(head));
+	for (i = 0, at = key + KEY_HEAD; i < n; i++, at += KEY_EXCEPTION) {
+		at[0] = ex[i].type;
+		at[1] = ex[i].access;
+		memcpy(at + 2, &ex[i].major, 4);
+		memcpy(at + 6, &ex[i].minor, 4);
+	}
+	free(ex);
+	*len = KEY_HEAD + n * KEY_EXCEPTION;
 	return key;
 }
 
 int devcg_cache_load(struct devcg_cache *c, const struct devcg_policy *policy, const char *fail_at,
 		     struct devcg_filter_version *out, bool *hit, struct devcg_error *err)
 {
-	struct devcg_filter_plan plan;
 	size_t len;
 	void *key;
 	int ret;
@@ -240,14 +258,12 @@ int devcg_cache_load(struct devcg_cache *c, const struct devcg_policy *policy, c
 	*hit = false;
 	memset(out, 0, sizeof(*out));
 	out->prog_fd = -1;
-	ret = devcg_filter_plan(policy, false, &plan, err);
-	if (ret)
-		return ret;
-	key = devcg_cache_key(&plan, &len);
-	if (!key) {
-		devcg_filter_plan_free(&plan);
+	if (devcg_policy_count(policy) > DEVCG_MAX_RULES)
+		return devcg_err(err, -E2BIG, "the policy has %zu exceptions; at most %d fit",
+				 devcg_policy_count(policy), DEVCG_MAX_RULES);
+	key = devcg_cache_key(policy, false, &len);
+	if (!key)
 		return devcg_err(err, -ENOMEM, "out of memory");
-	}
 	ret = devcg_cache_find(c, key, len, &out->prog_fd, &out->prog_id);
 	if (ret == 1) {
 		*hit = true;
@@ -255,13 +271,12 @@ int devcg_cache_load(struct devcg_cache *c, const struct devcg_policy *policy, c
 	} else if (ret < 0) {
 		ret = devcg_err(err, ret, "cannot take the cached filter: %s", strerror(-ret));
 	} else {
-		ret = devcg_filter_load_plan(&plan, -1, fail_at, out, err);
+		ret = devcg_filter_load(policy, false, -1, fail_at, out, err);
 		/* a cache that cannot keep it (no memory, no fd) still leaves
 		 * the version loaded for this swap */
 		if (!ret)
 			devcg_cache_put(c, key, len, out->prog_fd, out->prog_id);
 	}
 	free(key);
-	devcg_filter_plan_free(&plan);
 	return ret;
 }

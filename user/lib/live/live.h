@@ -178,9 +178,10 @@ int devcg_cache_find(struct devcg_cache *cache, const void *key, size_t len, int
  * entry past the bound; 0 or a negative errno. */
 int devcg_cache_put(struct devcg_cache *cache, const void *key, size_t len, int prog_fd,
 		    uint32_t prog_id);
-/* The key of PLAN (malloc'd, *LEN bytes): everything its program is
- * written from, without padding. NULL when out of memory. */
-void *devcg_cache_key(const struct devcg_filter_plan *plan, size_t *len);
+/* The key of POLICY in its AUDIT variant (malloc'd, *LEN bytes): its
+ * default and its exceptions in canonical order, without padding. NULL
+ * when out of memory. */
+void *devcg_cache_key(const struct devcg_policy *policy, bool audit, size_t *len);
 /* devcg_filter_load() of POLICY without audit through CACHE: the cached
  * program (*HIT, nothing loaded) or a new one, then cached. */
 int devcg_cache_load(struct devcg_cache *cache, const struct devcg_policy *policy, const char *fail_at,
