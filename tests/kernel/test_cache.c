@@ -14,6 +14,7 @@
 #include "scratch.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
@@ -412,6 +413,61 @@ TEST(cache_a_writer_killed_mid_install_leaves_every_cgroup_with_one_program)
 	attach_foreign(cgs[7]);
 	CHECK_INT(first_not_one(cgs, KILL_CGROUPS), 7);
 	free(cgs);
+	devcg_policy_free(a);
+	devcg_policy_free(b);
+}
+
+struct cache_job {
+	char cg[4096];
+	const struct devcg_policy *a, *b;
+	struct devcg_cache *cache;
+	int failures;
+};
+
+static void *replace_many_cached(void *arg)
+{
+	struct cache_job *job = arg;
+
+	for (int i = 0; i < 50; i++) {
+		DEVCG_OPTS(devcg_replace_opts, o, .cache = job->cache);
+
+		if (devcg_replace(job->cg, i % 2 ? job->a : job->b, &o, NULL))
+			job->failures++;
+	}
+	return NULL;
+}
+
+TEST(cache_threads_sharing_one_cache_end_on_its_programs)
+{
+	struct devcg_policy *a = policy_of(POLICY_A), *b = policy_of(POLICY_B);
+	struct devcg_cache *c = devcg_cache_new(2);
+	struct devcg_cache_stats st = { .sz = sizeof(st) };
+	struct cache_job jobs[4];
+	pthread_t t[4];
+	uint32_t p;
+
+	for (int i = 0; i < 4; i++) {
+		jobs[i] = (struct cache_job){ .a = a, .b = b, .cache = c };
+		make(jobs[i].cg, sizeof(jobs[i].cg));
+	}
+	for (int i = 0; i < 4; i++)
+		CHECK(!pthread_create(&t[i], NULL, replace_many_cached, &jobs[i]));
+	for (int i = 0; i < 4; i++) {
+		CHECK(!pthread_join(t[i], NULL));
+		CHECK_INT(jobs[i].failures, 0);
+	}
+	/* two policies, two entries: every later install hit */
+	CHECK_INT(devcg_cache_stats(c, &st), 0);
+	CHECK_INT(st.entries, 2);
+	CHECK_INT(st.evictions, 0);
+	CHECK(st.hits >= 200 - 8);
+	/* the last swap of each (i = 49) installed A: one cached program */
+	p = install(jobs[0].cg, a, c, NULL);
+	for (int i = 0; i < 4; i++) {
+		CHECK_INT(the_program(jobs[i].cg), p);
+		CHECK_INT(read_back(jobs[i].cg, p, a), 0);
+	}
+	devcg_cache_free(c);
 	devcg_policy_free(a);
 	devcg_policy_free(b);
 }

@@ -1097,8 +1097,13 @@ static long long cgroup_memlock(const char *cg)
  * kernel memory they take, and the cost of an open in one of them with the
  * others loaded, against a cgroup with no program (alternated rounds).
  */
-static void row_scale(int n, json_t *row)
+static long long distinct_memlock(char (*cgs)[4096], int n, int *progs);
+
+static void row_scale(int n, bool shared, json_t *row)
 {
+	struct devcg_cache *cache = shared ? devcg_cache_new(16) : NULL;
+	DEVCG_OPTS(devcg_replace_opts, o, .cache = cache);
+	int progs = 0;
 	struct devcg_policy *a = random_policy(100, true, 101, NULL), *b = random_policy(100, true, 102, NULL);
 	char (*cgs)[4096] = calloc((size_t)n, sizeof(*cgs)), none[4096];
 	int i, rounds = quick ? 3 : 9, ms = quick ? 30 : 50;
@@ -1116,16 +1121,16 @@ static void row_scale(int n, json_t *row)
 	make_cg(none, sizeof(none));
 	t0 = now_ns();
 	for (i = 0; i < n; i++)
-		if (devcg_replace(cgs[i], a, NULL, NULL))
+		if (devcg_replace(cgs[i], a, &o, NULL))
 			die("scale: install");
 	install = (double)(now_ns() - t0) / 1e6;
 	t0 = now_ns();
 	for (i = 0; i < n; i++)
-		if (devcg_replace(cgs[i], b, NULL, NULL))
+		if (devcg_replace(cgs[i], b, &o, NULL))
 			die("scale: replace");
 	replace = (double)(now_ns() - t0) / 1e6;
-	for (i = 0; i < n; i++)
-		memlock += cgroup_memlock(cgs[i]);
+	/* a program several cgroups share counts once */
+	memlock = distinct_memlock(cgs, n, &progs);
 	for (i = 0; i < rounds; i++) {
 		double base = best_opens_per_second(none, 5, ms), d = best_opens_per_second(cgs[0], 5, ms);
 
@@ -1135,16 +1140,19 @@ static void row_scale(int n, json_t *row)
 	close(sleeper_pipe[0]);
 	for (i = 0; i < n; i++)
 		scratch_wait(pids[i]);
+	json_object_set_new(row, "shared", json_boolean(shared));
+	json_object_set_new(row, "programs", json_integer(progs));
 	json_object_set_new(row, "install_all_ms", json_real(install));
 	json_object_set_new(row, "replace_all_ms", json_real(replace));
 	json_object_set_new(row, "memlock_bytes", json_integer(memlock));
 	json_object_set_new(row, "cost_one_of_many", stats_json(summarize(ratio, rounds), "x"));
-	fprintf(stderr, "  %5d cgroups: install all %.1f ms (%.3f each), replace all %.1f ms (%.3f each), "
+	fprintf(stderr, "  %5d cgroups%s: install all %.1f ms (%.3f each), replace all %.1f ms (%.3f each), "
 		"memlock %.2f MiB (%.1f KiB each), an open in one of them %.3fx of no program\n",
-		n, install, install / n, replace, replace / n, (double)memlock / 1048576.0,
+		n, shared ? " sharing" : "", install, install / n, replace, replace / n, (double)memlock / 1048576.0,
 		(double)memlock / 1024.0 / n, summarize(ratio, rounds).median);
 	free(cgs);
 	free(pids);
+	devcg_cache_free(cache);
 	devcg_policy_free(a);
 	devcg_policy_free(b);
 }
@@ -1640,14 +1648,14 @@ static void bench(void)
 	}
 	json_object_set_new(results, "rows", rows);
 	if (want("scale")) {
-		static const int counts[] = { 10, 100, 1000 };
+		static const int counts[] = { 10, 100, 1000, 10000 };
 		json_t *scale = json_array();
 
 		fprintf(stderr, "bench: many cgroups, a 100-rule policy and a sleeping process in each\n");
-		for (s = 0; s < 3; s++) {
-			json_t *row = json_pack("{s:i}", "cgroups", counts[s]);
+		for (s = 0; s < 8; s++) {
+			json_t *row = json_pack("{s:i}", "cgroups", counts[s / 2]);
 
-			row_scale(counts[s], row);
+			row_scale(counts[s / 2], s % 2, row);
 			json_array_append_new(scale, row);
 			scratch_cleanup();
 		}

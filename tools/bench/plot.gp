@@ -25,7 +25,7 @@ unset logscale y
 set logscale y
 
 set output dir."/scale.png"
-set title "N containers, a 100-rule policy each"
+set title "N containers, a 100-rule policy each, with and without sharing"
 set xlabel "cgroups"
 set ylabel "ms (log)"
 set y2label "kernel memory, MiB (log)"
@@ -34,4 +34,7 @@ set ytics nomirror
 set y2tics
 plot dir."/scale.dat" using 1:2 with linespoints title "install all", \
      dir."/scale.dat" using 1:3 with linespoints title "replace each once", \
-     dir."/scale.dat" using 1:4 axes x1y2 with linespoints title "kernel memory (memlock)"
+     dir."/scale.dat" using 1:4 axes x1y2 with linespoints title "kernel memory (memlock)", \
+     dir."/scale-shared.dat" using 1:2 with linespoints title "install all, sharing one program", \
+     dir."/scale-shared.dat" using 1:3 with linespoints title "replace each once, sharing", \
+     dir."/scale-shared.dat" using 1:4 axes x1y2 with linespoints title "kernel memory, sharing"
