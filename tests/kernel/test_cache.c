@@ -471,3 +471,36 @@ TEST(cache_threads_sharing_one_cache_end_on_its_programs)
 	devcg_policy_free(a);
 	devcg_policy_free(b);
 }
+
+TEST(cache_a_cached_program_attached_beside_the_one_replaced_is_loaded_anew)
+{
+	struct devcg_policy *a = policy_of(POLICY_A);
+	struct devcg_cache *c = devcg_cache_new(16);
+	struct devcg_error err = { 0 };
+	char cg[4096];
+	uint32_t p, foreign = 0, ids[2];
+	int fd;
+	__u32 cnt = 2;
+
+	make(cg, sizeof(cg));
+	p = install(cg, a, c, NULL);
+	attach_foreign(cg);
+	fd = open(cg, O_RDONLY | O_DIRECTORY);
+	CHECK(fd >= 0);
+	CHECK(!bpf_prog_query(fd, BPF_CGROUP_DEVICE, 0, NULL, ids, &cnt));
+	close(fd);
+	CHECK_INT(cnt, 2); /* control: P and the foreign one */
+	foreign = ids[0] == p ? ids[1] : ids[0];
+	/* replace the foreign one by A, whose cached program P is there */
+	{
+		DEVCG_OPTS(devcg_replace_opts, o, .cache = c, .force = true, .expect_prog_id = foreign);
+
+		CHECK_MSG(!devcg_replace(cg, a, &o, &err), "%s", err.msg);
+		CHECK(!o.cache_hit);
+		CHECK(o.prog_id != p);
+		CHECK_INT(the_program(cg), o.prog_id);
+		CHECK_INT(read_back(cg, o.prog_id, a), 0);
+	}
+	devcg_cache_free(c);
+	devcg_policy_free(a);
+}
