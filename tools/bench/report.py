@@ -352,6 +352,7 @@ if shutil.which("gnuplot"):
             if r.get("shared"):
                 f.write("%d %s %s %s\n" % (r["cgroups"], r["install_all_ms"], r["replace_all_ms"],
                                            r["memlock_bytes"] / 1048576.0))
-    subprocess.run(["gnuplot", "-e", "dir='%s'" % out, os.path.join(os.path.dirname(__file__), "plot.gp")],
+    subprocess.run(["gnuplot", "-e", "dir='%s'; has_cost=%d; has_replace=%d; has_scale=%d" % (
+        out, bool(acc), bool(rows), bool(scale)), os.path.join(os.path.dirname(__file__), "plot.gp")],
                    check=False)
     print("\nplots: %s/cost.png %s/replace.png %s/scale.png" % (out, out, out))
