@@ -111,6 +111,10 @@ TEST(cache_two_cgroups_given_one_policy_run_one_program)
 	CHECK_INT(p2, p1);
 	CHECK_INT(the_program(one), p1);
 	CHECK_INT(the_program(two), p1);
+	/* the same policy again: the program replaces itself, still alone */
+	CHECK_INT(install(two, a, c, &hit), p1);
+	CHECK(hit);
+	CHECK_INT(the_program(two), p1);
 	/* control: without the cache, the same policy is another program */
 	CHECK(install(three, a, NULL, &hit) != p1);
 	CHECK(!hit);
