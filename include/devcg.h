@@ -272,8 +272,9 @@ enum devcg_attach_mode {
  * and a filter's policy map is frozen before its load, so show and check
  * read the same policy back from every one. Audit filters are never
  * shared (their ring follows one cgroup across its swaps). A process
- * that forks keeps the cache in both; each holds its own references.
- * Thread-safe: one cache may serve several threads at once.
+ * that forks keeps the cache in both, each with its own references (fork
+ * while another thread is inside a call on it is not supported, as with
+ * any mutex). Thread-safe: one cache may serve several threads at once.
  * devcg_cache_new() returns NULL with errno set (EINVAL: MAX_ENTRIES 0 or
  * over DEVCG_CACHE_MAX; ENOMEM).
  */
