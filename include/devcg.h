@@ -255,6 +255,42 @@ enum devcg_attach_mode {
 	DEVCG_MODE_MULTI = 2,     /* BPF_F_ALLOW_MULTI: devcg's own mode */
 };
 
+/*
+ * Shared programs. A cache of loaded device filters for a long-lived
+ * caller (a node agent, a runtime daemon) that installs the same policy
+ * on many cgroups: passed in devcg_replace_opts.cache (devcg_replace(),
+ * devcg_update() and the others that take those options), a policy it
+ * loaded already is installed by attaching that program
+ * (BPF_F_REPLACE, as any swap), with no verifier run and no new map.
+ * Keyed by the filter's compiled bytes and variant (default, exceptions,
+ * its table as filled), compared in full, never by a hash alone: rules in
+ * another order that make the same policy share a program. Bounded: past
+ * MAX_ENTRIES the least recently used is dropped, which closes devcg's
+ * reference only (a program stays loaded while a cgroup runs it).
+ * Each cgroup keeps its own attachment: a swap, compare-and-swap, reset
+ * or rollback on one never changes another that runs the same program,
+ * and a filter's policy map is frozen before its load, so show and check
+ * read the same policy back from every one. Audit filters are never
+ * shared (their ring follows one cgroup across its swaps). A process
+ * that forks keeps the cache in both, each with its own references (fork
+ * while another thread is inside a call on it is not supported, as with
+ * any mutex). Thread-safe: one cache may serve several threads at once.
+ * devcg_cache_new() returns NULL with errno set (EINVAL: MAX_ENTRIES 0 or
+ * over DEVCG_CACHE_MAX; ENOMEM).
+ */
+#define DEVCG_CACHE_MAX 65536u
+struct devcg_cache;
+DEVCG_API struct devcg_cache *devcg_cache_new(unsigned int max_entries);
+/* Closes the cache's references; attached programs stay attached. */
+DEVCG_API void devcg_cache_free(struct devcg_cache *cache);
+
+struct devcg_cache_stats {
+	size_t sz; /* set by the caller: the library fills what fits */
+	uint32_t entries, max_entries;
+	uint64_t hits, misses, evictions;
+};
+DEVCG_API int devcg_cache_stats(struct devcg_cache *cache, struct devcg_cache_stats *stats);
+
 struct devcg_replace_opts {
 	size_t sz;
 	/* report each denial to the filter's audit ring buffer */
@@ -292,6 +328,15 @@ struct devcg_replace_opts {
 	/* Out: the cgroup as resolved, relative to the cgroup2 mount (as
 	 * devcg_state_cgroup() names it). */
 	char cgroup[4096];
+	/*
+	 * Shared programs (devcg_cache_new()): a policy this cache loaded
+	 * already is installed by attaching the same program, with no new
+	 * load; a new one is loaded and kept. Not for audit: an audit filter
+	 * is always loaded for its own cgroup. NULL: every swap loads its own.
+	 */
+	struct devcg_cache *cache;
+	/* Out: the program attached came from the cache. */
+	bool cache_hit;
 };
 
 /*

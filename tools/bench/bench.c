@@ -37,6 +37,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +55,20 @@
 #include <sched.h>
 
 void (*test_cleanup_hook)(void);
+
+/* tests/scratch.c fails a test through this (harness.h); here it ends
+ * the bench */
+void test_fail(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "bench: %s:%d: ", file, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
 
 static const int sizes[] = { 10, 100, 1000, 10000 };
 #define NSIZES 4
@@ -1082,8 +1097,13 @@ static long long cgroup_memlock(const char *cg)
  * kernel memory they take, and the cost of an open in one of them with the
  * others loaded, against a cgroup with no program (alternated rounds).
  */
-static void row_scale(int n, json_t *row)
+static long long distinct_memlock(char (*cgs)[4096], int n, int *progs);
+
+static void row_scale(int n, bool shared, json_t *row)
 {
+	struct devcg_cache *cache = shared ? devcg_cache_new(16) : NULL;
+	DEVCG_OPTS(devcg_replace_opts, o, .cache = cache);
+	int progs = 0;
 	struct devcg_policy *a = random_policy(100, true, 101, NULL), *b = random_policy(100, true, 102, NULL);
 	char (*cgs)[4096] = calloc((size_t)n, sizeof(*cgs)), none[4096];
 	int i, rounds = quick ? 3 : 9, ms = quick ? 30 : 50;
@@ -1101,16 +1121,16 @@ static void row_scale(int n, json_t *row)
 	make_cg(none, sizeof(none));
 	t0 = now_ns();
 	for (i = 0; i < n; i++)
-		if (devcg_replace(cgs[i], a, NULL, NULL))
+		if (devcg_replace(cgs[i], a, &o, NULL))
 			die("scale: install");
 	install = (double)(now_ns() - t0) / 1e6;
 	t0 = now_ns();
 	for (i = 0; i < n; i++)
-		if (devcg_replace(cgs[i], b, NULL, NULL))
+		if (devcg_replace(cgs[i], b, &o, NULL))
 			die("scale: replace");
 	replace = (double)(now_ns() - t0) / 1e6;
-	for (i = 0; i < n; i++)
-		memlock += cgroup_memlock(cgs[i]);
+	/* a program several cgroups share counts once */
+	memlock = distinct_memlock(cgs, n, &progs);
 	for (i = 0; i < rounds; i++) {
 		double base = best_opens_per_second(none, 5, ms), d = best_opens_per_second(cgs[0], 5, ms);
 
@@ -1120,18 +1140,313 @@ static void row_scale(int n, json_t *row)
 	close(sleeper_pipe[0]);
 	for (i = 0; i < n; i++)
 		scratch_wait(pids[i]);
+	json_object_set_new(row, "shared", json_boolean(shared));
+	json_object_set_new(row, "programs", json_integer(progs));
 	json_object_set_new(row, "install_all_ms", json_real(install));
 	json_object_set_new(row, "replace_all_ms", json_real(replace));
 	json_object_set_new(row, "memlock_bytes", json_integer(memlock));
 	json_object_set_new(row, "cost_one_of_many", stats_json(summarize(ratio, rounds), "x"));
-	fprintf(stderr, "  %5d cgroups: install all %.1f ms (%.3f each), replace all %.1f ms (%.3f each), "
+	fprintf(stderr, "  %5d cgroups%s: install all %.1f ms (%.3f each), replace all %.1f ms (%.3f each), "
 		"memlock %.2f MiB (%.1f KiB each), an open in one of them %.3fx of no program\n",
-		n, install, install / n, replace, replace / n, (double)memlock / 1048576.0,
+		n, shared ? " sharing" : "", install, install / n, replace, replace / n, (double)memlock / 1048576.0,
 		(double)memlock / 1024.0 / n, summarize(ratio, rounds).median);
 	free(cgs);
 	free(pids);
+	devcg_cache_free(cache);
 	devcg_policy_free(a);
 	devcg_policy_free(b);
+}
+
+/* ---- shared programs (devcg_replace_opts.cache) ------------------------------ */
+
+/* The kernel memory (memlock) of the distinct programs attached to the N
+ * cgroups CGS and of their maps: a program several share counts once.
+ * *PROGS: how many distinct programs. */
+static long long distinct_memlock(char (*cgs)[4096], int n, int *progs)
+{
+	__u32 *seen = calloc((size_t)n + 1, sizeof(__u32)), map_ids[8], j;
+	int i, k, nseen = 0;
+	long long sum = 0;
+
+	if (!seen)
+		die("memlock");
+	for (i = 0; i < n; i++) {
+		__u32 ids[4], cnt = 4;
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+		int cfd = open(cgs[i], O_RDONLY | O_DIRECTORY), pfd;
+
+		if (cfd < 0 || bpf_prog_query(cfd, BPF_CGROUP_DEVICE, 0, NULL, ids, &cnt) || cnt != 1)
+			die("memlock: query");
+		close(cfd);
+		for (k = 0; k < nseen && seen[k] != ids[0]; k++)
+			;
+		if (k < nseen)
+			continue;
+		seen[nseen++] = ids[0];
+		pfd = bpf_prog_get_fd_by_id(ids[0]);
+		info.nr_map_ids = 8;
+		info.map_ids = (__u64)(unsigned long)map_ids;
+		if (pfd < 0 || bpf_obj_get_info_by_fd(pfd, &info, &len))
+			die("memlock: prog");
+		sum += fd_memlock(pfd);
+		for (j = 0; j < info.nr_map_ids && j < 8; j++) {
+			int mfd = bpf_map_get_fd_by_id(map_ids[j]);
+
+			if (mfd >= 0) {
+				sum += fd_memlock(mfd);
+				close(mfd);
+			}
+		}
+		close(pfd);
+	}
+	free(seen);
+	*progs = nseen;
+	return sum;
+}
+
+/* Bytes in the kernel's kmalloc caches now (active objects times their
+ * size, /proc/slabinfo): what an attachment takes is not memlock. */
+static long long kmalloc_bytes(void)
+{
+	FILE *f = fopen("/proc/slabinfo", "r");
+	char line[512], name[64];
+	long long sum = 0, active, total, size;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %lld %lld %lld", name, &active, &total, &size) == 4 &&
+		    !strncmp(name, "kmalloc-", 8) && strncmp(name, "kmalloc-rcl", 11))
+			sum += active * size;
+	if (f)
+		fclose(f);
+	return sum;
+}
+
+static double load_average(void)
+{
+	double l = -1;
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f && fscanf(f, "%lf", &l) != 1)
+		l = -1;
+	if (f)
+		fclose(f);
+	return l;
+}
+
+static void install_cached(const char *cg, const struct devcg_policy *p, struct devcg_cache *c)
+{
+	DEVCG_OPTS(devcg_replace_opts, o, .cache = c);
+	struct devcg_error err = { 0 };
+
+	if (devcg_replace(cg, p, &o, &err)) {
+		fprintf(stderr, "bench: %s\n", err.msg);
+		exit(1);
+	}
+}
+
+/* An allow-all program with no map, for the floor of bare attaches. */
+static int bare_prog(void)
+{
+	struct bpf_insn prog[2] = { INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 1),
+				    INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0) };
+	union bpf_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_CGROUP_DEVICE;
+	a.insns = (__u64)(unsigned long)prog;
+	a.insn_cnt = 2;
+	a.license = (__u64)(unsigned long)"GPL";
+	fd = (int)sys_bpf(BPF_PROG_LOAD, &a);
+	if (fd < 0)
+		die("bare program");
+	return fd;
+}
+
+/* One raw BPF_PROG_ATTACH of FD in place of PREV (-1: a first attach). */
+static void bare_attach(int cg_fd, int fd, int prev)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.target_fd = (__u32)cg_fd;
+	a.attach_bpf_fd = (__u32)fd;
+	a.attach_type = BPF_CGROUP_DEVICE;
+	a.attach_flags = BPF_F_ALLOW_MULTI | (prev >= 0 ? BPF_F_REPLACE : 0);
+	a.replace_bpf_fd = prev >= 0 ? (__u32)prev : 0;
+	if (sys_bpf(BPF_PROG_ATTACH, &a))
+		die("bare attach");
+}
+
+#define SHARE_CGROUPS 1000
+#define SHARE_POLICIES 10
+
+/*
+ * One 100-rule policy on 1,000 cgroups through one cache, beside the floor
+ * of 1,000 bare attaches (raw BPF_PROG_ATTACH with BPF_F_REPLACE of one
+ * program loaded already, on 1,000 other cgroups), in alternated rounds;
+ * a cached replace beside today's floor of a swap (floor_swap(): map,
+ * fill, freeze, load, attach); the kernel memory of 1,000 cgroups sharing
+ * one program against one cgroup's, and what an attachment takes; and 10
+ * distinct policies over 1,000 cgroups against 10 cgroups'.
+ */
+static void row_share(json_t *out)
+{
+	int n = SHARE_CGROUPS, rounds = quick ? 3 : 7, reps = quick ? 40 : 300, i, r, progs;
+	struct devcg_policy *pol[SHARE_POLICIES + 1];
+	char (*cgs)[4096] = calloc((size_t)n, sizeof(*cgs)), (*fcgs)[4096] = calloc((size_t)n, sizeof(*fcgs));
+	char one[4096], ten[SHARE_POLICIES][4096], fcg[4096];
+	int *ffd = calloc((size_t)n, sizeof(int)), bare[2], fcg_fd, prev = -1;
+	double *inst = calloc((size_t)rounds, sizeof(double)), *flr = calloc((size_t)rounds, sizeof(double)),
+	       *iratio = calloc((size_t)rounds, sizeof(double)), *rep = calloc((size_t)reps, sizeof(double)),
+	       *rfl = calloc((size_t)reps, sizeof(double)), *rratio = calloc((size_t)reps, sizeof(double));
+	double cold_ms, cold_floor_ms, load0 = load_average();
+	long long mem_one, mem_shared, mem_ten_ref = 0, mem_ten, slab0, slab1, per_attach;
+	struct devcg_cache *cache = devcg_cache_new(64);
+	struct devcg_cache_stats st = { .sz = sizeof(st) };
+	json_t *row = json_object();
+	size_t vsize;
+	void *val;
+	uint64_t t0;
+
+	if (!cgs || !fcgs || !ffd || !inst || !flr || !iratio || !rep || !rfl || !rratio || !cache)
+		die("share");
+	for (i = 0; i <= SHARE_POLICIES; i++)
+		pol[i] = random_policy(100, true, 201 + (uint64_t)i, NULL);
+	bare[0] = bare_prog();
+	bare[1] = bare_prog();
+	for (i = 0; i < n; i++) {
+		make_cg(cgs[i], sizeof(cgs[i]));
+		make_cg(fcgs[i], sizeof(fcgs[i]));
+		ffd[i] = open(fcgs[i], O_RDONLY | O_DIRECTORY);
+		if (ffd[i] < 0)
+			die(fcgs[i]);
+	}
+	/* what an attachment takes: 1,000 first attaches of one program */
+	slab0 = kmalloc_bytes();
+	for (i = 0; i < n; i++)
+		bare_attach(ffd[i], bare[0], -1);
+	slab1 = kmalloc_bytes();
+	per_attach = (slab1 - slab0) / n;
+	/* each cgroup starts with a program of its own (a runtime's, say):
+	 * then every install below is a BPF_F_REPLACE, as the floor's */
+	for (i = 0; i < n; i++)
+		install_cached(cgs[i], pol[SHARE_POLICIES], NULL);
+
+	/* the first install of a policy (one load, then hits), beside the floor */
+	t0 = now_ns();
+	for (i = 0; i < n; i++)
+		install_cached(cgs[i], pol[0], cache);
+	cold_ms = (double)(now_ns() - t0) / 1e6;
+	t0 = now_ns();
+	for (i = 0; i < n; i++)
+		bare_attach(ffd[i], bare[1], bare[0]);
+	cold_floor_ms = (double)(now_ns() - t0) / 1e6;
+	/* then again in alternated rounds, both policies cached */
+	for (r = 0; r < rounds; r++) {
+		t0 = now_ns();
+		for (i = 0; i < n; i++)
+			install_cached(cgs[i], pol[r % 2 ? 0 : 1], cache);
+		inst[r] = (double)(now_ns() - t0) / 1e6;
+		t0 = now_ns();
+		for (i = 0; i < n; i++)
+			bare_attach(ffd[i], bare[r % 2], bare[(r + 1) % 2]);
+		flr[r] = (double)(now_ns() - t0) / 1e6;
+		iratio[r] = inst[r] / flr[r];
+	}
+	/* back to policy 0 everywhere for the memory below */
+	for (i = 0; i < n; i++)
+		install_cached(cgs[i], pol[0], cache);
+
+	/* a cached replace on one cgroup beside today's floor (load + attach) */
+	make_cg(fcg, sizeof(fcg));
+	install_cached(cgs[0], pol[0], NULL);
+	val = devcg_value(cgs[0], &vsize);
+	install_cached(cgs[0], pol[0], cache);
+	fcg_fd = open(fcg, O_RDONLY | O_DIRECTORY);
+	if (fcg_fd < 0)
+		die(fcg);
+	floor_swap(fcg_fd, val, vsize, &prev, false);
+	for (i = 0; i < reps; i++) {
+		t0 = now_ns();
+		install_cached(cgs[0], pol[i % 2], cache);
+		rep[i] = (double)(now_ns() - t0) / 1e6;
+		t0 = now_ns();
+		floor_swap(fcg_fd, val, vsize, &prev, false);
+		rfl[i] = (double)(now_ns() - t0) / 1e6;
+		rratio[i] = rep[i] / rfl[i];
+	}
+	install_cached(cgs[0], pol[0], cache);
+	close(prev);
+	close(fcg_fd);
+	free(val);
+
+	/* memory: one cgroup's, 1,000 sharing one program, 10 policies */
+	make_cg(one, sizeof(one));
+	install_cached(one, pol[0], NULL);
+	mem_one = cgroup_memlock(one);
+	mem_shared = distinct_memlock(cgs, n, &progs);
+	if (progs != 1)
+		die("share: 1,000 cgroups do not run one program");
+	for (i = 0; i < SHARE_POLICIES; i++) {
+		make_cg(ten[i], sizeof(ten[i]));
+		install_cached(ten[i], pol[i], NULL);
+		mem_ten_ref += cgroup_memlock(ten[i]);
+	}
+	for (i = 0; i < n; i++)
+		install_cached(cgs[i], pol[i % SHARE_POLICIES], cache);
+	mem_ten = distinct_memlock(cgs, n, &progs);
+	if (progs != SHARE_POLICIES)
+		die("share: 10 policies are not 10 programs");
+	devcg_cache_stats(cache, &st);
+
+	json_object_set_new(row, "cgroups", json_integer(n));
+	json_object_set_new(row, "install_cold_ms", json_real(cold_ms));
+	json_object_set_new(row, "install_cold_floor_ms", json_real(cold_floor_ms));
+	json_object_set_new(row, "install_cold_vs_floor", json_real(cold_ms / cold_floor_ms));
+	json_object_set_new(row, "install_all_ms", stats_json(summarize(inst, rounds), "ms"));
+	json_object_set_new(row, "bare_attaches_ms", stats_json(summarize(flr, rounds), "ms"));
+	json_object_set_new(row, "install_vs_floor", stats_json(summarize(iratio, rounds), "x"));
+	json_object_set_new(row, "cached_replace_ms", stats_json(summarize(rep, reps), "ms"));
+	json_object_set_new(row, "floor_swap_ms", stats_json(summarize(rfl, reps), "ms"));
+	json_object_set_new(row, "cached_replace_vs_floor", stats_json(summarize(rratio, reps), "x"));
+	json_object_set_new(row, "memlock_one", json_integer(mem_one));
+	json_object_set_new(row, "memlock_shared", json_integer(mem_shared));
+	json_object_set_new(row, "per_attachment_bytes", json_integer(per_attach));
+	json_object_set_new(row, "memlock_ten_reference", json_integer(mem_ten_ref));
+	json_object_set_new(row, "memlock_ten_shared", json_integer(mem_ten));
+	json_object_set_new(row, "cache_hits", json_integer((json_int_t)st.hits));
+	json_object_set_new(row, "cache_misses", json_integer((json_int_t)st.misses));
+	json_object_set_new(row, "load_average", json_pack("[f, f]", load0, load_average()));
+	fprintf(stderr, "  %d cgroups, one 100-rule policy through a cache: first install %.1f ms (%.3f each) "
+		"vs %d bare attaches %.1f ms: %.2fx; again, both cached: %.2fx (%.1f ms vs %.1f ms)\n",
+		n, cold_ms, cold_ms / n, n, cold_floor_ms, cold_ms / cold_floor_ms, summarize(iratio, rounds).median,
+		summarize(inst, rounds).median, summarize(flr, rounds).median);
+	fprintf(stderr, "  a cached replace %.3f ms vs the floor (load + attach) %.3f ms: %.2fx\n",
+		summarize(rep, reps).median, summarize(rfl, reps).median, summarize(rratio, reps).median);
+	fprintf(stderr, "  kernel memory: one cgroup %lld B; %d sharing one program %lld B (%.2fx) plus %lld B "
+		"per attachment (kmalloc, measured); 10 policies over %d cgroups %lld B vs 10 cgroups %lld B "
+		"(%.2fx); load average %.2f -> %.2f\n",
+		mem_one, n, mem_shared, (double)mem_shared / (double)mem_one, per_attach, n, mem_ten, mem_ten_ref,
+		(double)mem_ten / (double)mem_ten_ref, load0, load_average());
+	json_object_set_new(out, "share", row);
+	for (i = 0; i < n; i++)
+		close(ffd[i]);
+	close(bare[0]);
+	close(bare[1]);
+	devcg_cache_free(cache);
+	for (i = 0; i <= SHARE_POLICIES; i++)
+		devcg_policy_free(pol[i]);
+	free(cgs);
+	free(fcgs);
+	free(ffd);
+	free(inst);
+	free(flr);
+	free(iratio);
+	free(rep);
+	free(rfl);
+	free(rratio);
 }
 
 /*
@@ -1333,18 +1648,23 @@ static void bench(void)
 	}
 	json_object_set_new(results, "rows", rows);
 	if (want("scale")) {
-		static const int counts[] = { 10, 100, 1000 };
+		static const int counts[] = { 10, 100, 1000, 10000 };
 		json_t *scale = json_array();
 
 		fprintf(stderr, "bench: many cgroups, a 100-rule policy and a sleeping process in each\n");
-		for (s = 0; s < 3; s++) {
-			json_t *row = json_pack("{s:i}", "cgroups", counts[s]);
+		for (s = 0; s < 8; s++) {
+			json_t *row = json_pack("{s:i}", "cgroups", counts[s / 2]);
 
-			row_scale(counts[s], row);
+			row_scale(counts[s / 2], s % 2, row);
 			json_array_append_new(scale, row);
 			scratch_cleanup();
 		}
 		json_object_set_new(results, "scale", scale);
+	}
+	if (want("share")) {
+		fprintf(stderr, "bench: shared programs\n");
+		row_share(results);
+		scratch_cleanup();
 	}
 	if (want("peers")) {
 		fprintf(stderr, "bench: runtimes\n");

@@ -6,12 +6,17 @@ set grid
 set key top left
 set xlabel "rules"
 
+# (report.py sets has_cost, has_replace, has_scale: a run of some rows
+# plots what it measured)
+if (has_cost) {
 set output dir."/cost.png"
 set title "open()+close() of /dev/null, cost as a ratio to no program"
 set ylabel "x no program"
 plot dir."/cost.dat" using 1:2 with linespoints title "devcg filter", \
      dir."/cost.dat" using 1:3 with linespoints title "compare chain (missing: refused by the verifier)"
+}
 
+if (has_replace) {
 set output dir."/replace.png"
 set title "replacing the policy"
 set ylabel "ms (log)"
@@ -21,11 +26,12 @@ plot dir."/replace.dat" using 1:2 with linespoints title "devcg_replace() in pro
      dir."/replace.dat" using 1:4 with linespoints title "compare chain load + swap", \
      dir."/replace.dat" using 1:5 with linespoints title "cgroup v1 'a' + list", \
      dir."/replace.dat" using 1:6 with linespoints title "floor (minimal program, same bytes)"
-unset logscale y
+}
 set logscale y
 
+if (has_scale) {
 set output dir."/scale.png"
-set title "N containers, a 100-rule policy each"
+set title "N containers, a 100-rule policy each, with and without sharing"
 set xlabel "cgroups"
 set ylabel "ms (log)"
 set y2label "kernel memory, MiB (log)"
@@ -34,4 +40,8 @@ set ytics nomirror
 set y2tics
 plot dir."/scale.dat" using 1:2 with linespoints title "install all", \
      dir."/scale.dat" using 1:3 with linespoints title "replace each once", \
-     dir."/scale.dat" using 1:4 axes x1y2 with linespoints title "kernel memory (memlock)"
+     dir."/scale.dat" using 1:4 axes x1y2 with linespoints title "kernel memory (memlock)", \
+     dir."/scale-shared.dat" using 1:2 with linespoints title "install all, sharing one program", \
+     dir."/scale-shared.dat" using 1:3 with linespoints title "replace each once, sharing", \
+     dir."/scale-shared.dat" using 1:4 axes x1y2 with linespoints title "kernel memory, sharing"
+}

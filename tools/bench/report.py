@@ -119,17 +119,50 @@ if peers:
     lines.append("")
 scale = res.get("scale")
 if scale:
-    lines.append("Many containers: N scratch cgroups, each with a process asleep in it and its own 100-rule "
-                 "devcg policy; kernel memory is `memlock` of each program and its maps (fdinfo), summed; "
-                 "the open costs are measured in one of the N with the others loaded")
+    lines.append("Many containers: N scratch cgroups, each with a process asleep in it and a 100-rule "
+                 "devcg policy, each its own program, or through one cache (`devcg_replace_opts.cache`: "
+                 "sharing one program); kernel memory is `memlock` of each distinct program and its maps "
+                 "(fdinfo), summed, besides what each attachment takes (below); the open costs are "
+                 "measured in one of the N with the others loaded")
     lines.append("")
-    lines.append("| cgroups | install all, ms | per cgroup | replace each once, ms | per cgroup | kernel memory | per cgroup | an open in one of them |")
-    lines.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    lines.append("| cgroups | shared | programs | install all, ms | per cgroup | replace each once, ms | per cgroup | kernel memory | per cgroup | an open in one of them |")
+    lines.append("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in scale:
         n = r["cgroups"]
-        lines.append("| %d | %.1f | %.3f ms | %.1f | %.3f ms | %.2f MiB | %.1f KiB | %s |" % (
-            n, r["install_all_ms"], r["install_all_ms"] / n, r["replace_all_ms"], r["replace_all_ms"] / n,
+        lines.append("| %d | %s | %s | %.1f | %.3f ms | %.1f | %.3f ms | %.2f MiB | %.1f KiB | %s |" % (
+            n, "yes" if r.get("shared") else "no", r.get("programs", "n/a"),
+            r["install_all_ms"], r["install_all_ms"] / n, r["replace_all_ms"], r["replace_all_ms"] / n,
             r["memlock_bytes"] / 1048576.0, r["memlock_bytes"] / 1024.0 / n, ratio(r.get("cost_one_of_many"))))
+    lines.append("")
+share = res.get("share")
+if share:
+    la = share.get("load_average", [0, 0])
+    lines.append("Shared programs: one 100-rule policy installed with `devcg_replace()` through one cache on "
+                 "%d cgroups that each ran a program of their own (every install a `BPF_F_REPLACE`), beside "
+                 "the floor of %d bare attaches (raw `bpf()` `BPF_PROG_ATTACH` with `BPF_F_REPLACE` of one "
+                 "program loaded already, on %d other cgroups), in alternated rounds; the first round with "
+                 "the policy not yet cached (one load). A cached replace on one cgroup beside the floor of a "
+                 "swap (map, fill, freeze, load of a minimal program, attach). Load average %.2f at the start, "
+                 "%.2f at the end (2 cores)" % (share["cgroups"], share["cgroups"], share["cgroups"], la[0], la[1]))
+    lines.append("")
+    lines.append("| what | devcg | floor | devcg / floor |")
+    lines.append("| --- | ---: | ---: | ---: |")
+    lines.append("| one policy on %d cgroups, first (one load), ms | %.1f | %.1f | %.2fx |" % (
+        share["cgroups"], share["install_cold_ms"], share["install_cold_floor_ms"], share["install_cold_vs_floor"]))
+    lines.append("| one policy on %d cgroups, cached, ms | %s | %s | %s |" % (
+        share["cgroups"], ms(share["install_all_ms"]), ms(share["bare_attaches_ms"]), ratio(share["install_vs_floor"])))
+    lines.append("| a cached replace on one cgroup, ms | %s | %s | %s |" % (
+        ms(share["cached_replace_ms"]), ms(share["floor_swap_ms"]), ratio(share["cached_replace_vs_floor"])))
+    lines.append("")
+    lines.append("Kernel memory (`memlock` of the programs and maps): one cgroup with the policy %d B; %d cgroups "
+                 "sharing it %d B (%.2fx), plus %d B per attachment (kmalloc caches in /proc/slabinfo before and "
+                 "after %d first attaches: the cgroup's `bpf_prog_list` entry and its effective program array, "
+                 "two 64-byte objects in `kernel/bpf/cgroup.c`); 10 distinct policies over %d cgroups %d B, "
+                 "10 cgroups with one each %d B (%.2fx)" % (
+                     share["memlock_one"], share["cgroups"], share["memlock_shared"],
+                     share["memlock_shared"] / share["memlock_one"], share["per_attachment_bytes"], share["cgroups"],
+                     share["cgroups"], share["memlock_ten_shared"], share["memlock_ten_reference"],
+                     share["memlock_ten_shared"] / share["memlock_ten_reference"]))
     lines.append("")
 t = res.get("trace_cost")
 tf = res.get("trace_floor_cost")
@@ -246,6 +279,34 @@ else:
     targets.append(("devcg trace at most 1.05x on the 6.1 guest", "not measured in this run (make vmbench)", False))
 if t:
     targets.append(("trace loses no events (open loop)", "%d lost" % lost_of(s), lost_of(s) == 0))
+if share:
+    c = share["install_vs_floor"]["median"]
+    targets.append(("one 100-rule policy on %d cgroups at most 2x of %d bare attaches" % (share["cgroups"], share["cgroups"]),
+                    "%.2fx cached (%.1f ms vs %.1f ms); %.2fx the first time, one load included" % (
+                        c, med(share, "install_all_ms"), med(share, "bare_attaches_ms"), share["install_cold_vs_floor"]),
+                    c <= 2.0))
+    c = share["cached_replace_vs_floor"]["median"]
+    targets.append(("a cached replace at most 0.6x of the floor (load + attach)",
+                    "%.2fx (%.3f ms vs %.3f ms)" % (c, med(share, "cached_replace_ms"), med(share, "floor_swap_ms")),
+                    c <= 0.6))
+    c = share["memlock_shared"] / share["memlock_one"]
+    targets.append(("kernel memory of %d cgroups with one policy at most 1.1x of one cgroup's, plus each attachment's" % share["cgroups"],
+                    "%.2fx, plus %d B per attachment" % (c, share["per_attachment_bytes"]), c <= 1.1))
+    c = share["memlock_ten_shared"] / share["memlock_ten_reference"]
+    targets.append(("10 policies over %d cgroups at most 1.1x of 10 cgroups' memory" % share["cgroups"],
+                    "%.2fx" % c, c <= 1.1))
+for sh in (False, True):
+    at = {r["cgroups"]: r for r in scale or [] if bool(r.get("shared")) == sh}
+    if 1000 in at and 10000 in at:
+        c = (at[10000]["install_all_ms"] / 10000) / (at[1000]["install_all_ms"] / 1000)
+        targets.append(("per-cgroup install at 10,000 cgroups within 1.2x of that at 1,000 (%s)" % (
+                        "sharing" if sh else "each its own program"),
+                        "%.2fx (%.3f ms vs %.3f ms)" % (c, at[10000]["install_all_ms"] / 10000,
+                                                        at[1000]["install_all_ms"] / 1000), c <= 1.2))
+        c = med(at[10000], "cost_one_of_many")
+        if c:
+            targets.append(("an open in one of 10,000 loaded cgroups at most 1.1x of no program (%s)" % (
+                            "sharing" if sh else "each its own program"), "%.2fx" % c, c <= 1.1))
 for n in (10, 100):
     r = by_rules.get(n)
     if r and r.get("cli_vs_version"):
@@ -283,8 +344,15 @@ if shutil.which("gnuplot"):
                 nan(med(r, "chain_ms")), nan(med(r, "v1_rewrite_ms")), nan(med(r, "replace_floor_ms"))))
     with open(os.path.join(out, "scale.dat"), "w") as f:
         for r in scale or []:
-            f.write("%d %s %s %s\n" % (r["cgroups"], r["install_all_ms"], r["replace_all_ms"],
-                                       r["memlock_bytes"] / 1048576.0))
-    subprocess.run(["gnuplot", "-e", "dir='%s'" % out, os.path.join(os.path.dirname(__file__), "plot.gp")],
+            if not r.get("shared"):
+                f.write("%d %s %s %s\n" % (r["cgroups"], r["install_all_ms"], r["replace_all_ms"],
+                                           r["memlock_bytes"] / 1048576.0))
+    with open(os.path.join(out, "scale-shared.dat"), "w") as f:
+        for r in scale or []:
+            if r.get("shared"):
+                f.write("%d %s %s %s\n" % (r["cgroups"], r["install_all_ms"], r["replace_all_ms"],
+                                           r["memlock_bytes"] / 1048576.0))
+    subprocess.run(["gnuplot", "-e", "dir='%s'; has_cost=%d; has_replace=%d; has_scale=%d" % (
+        out, bool(acc), bool(rows), bool(scale)), os.path.join(os.path.dirname(__file__), "plot.gp")],
                    check=False)
     print("\nplots: %s/cost.png %s/replace.png %s/scale.png" % (out, out, out))

@@ -65,7 +65,7 @@ int devcg_opts_check(const void *opts, size_t known, const char *name, struct de
 /* The last field of each options struct: update these when adding one
  * (the size assertions in error.c catch a field added past them). */
 #define DEVCG_PARSE_OPTS_VALID(opts, err) DEVCG_OPTS_VALID(opts, devcg_parse_opts, runtime, err)
-#define DEVCG_REPLACE_OPTS_VALID(opts, err) DEVCG_OPTS_VALID(opts, devcg_replace_opts, cgroup, err)
+#define DEVCG_REPLACE_OPTS_VALID(opts, err) DEVCG_OPTS_VALID(opts, devcg_replace_opts, cache_hit, err)
 #define DEVCG_RESET_OPTS_VALID(opts, err) DEVCG_OPTS_VALID(opts, devcg_reset_opts, cgroup, err)
 
 /*

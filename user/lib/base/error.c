@@ -229,7 +229,7 @@ int devcg_opts_check(const void *opts, size_t known, const char *name, struct de
 #define ROUND8(n) (((n) + 7) & ~(size_t)7)
 _Static_assert(sizeof(struct devcg_parse_opts) == ROUND8(DEVCG_OPTS_END(devcg_parse_opts, runtime)),
 	       "update DEVCG_PARSE_OPTS_VALID");
-_Static_assert(sizeof(struct devcg_replace_opts) == ROUND8(DEVCG_OPTS_END(devcg_replace_opts, cgroup)),
+_Static_assert(sizeof(struct devcg_replace_opts) == ROUND8(DEVCG_OPTS_END(devcg_replace_opts, cache_hit)),
 	       "update DEVCG_REPLACE_OPTS_VALID");
 _Static_assert(sizeof(struct devcg_reset_opts) == ROUND8(DEVCG_OPTS_END(devcg_reset_opts, cgroup)),
 	       "update DEVCG_RESET_OPTS_VALID");

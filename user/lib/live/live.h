@@ -169,4 +169,22 @@ int devcg_systemd_policy(const char *unit, const struct devcg_parse_opts *popts,
 int devcg_systemd_read(const char *rel, int cgroup_fd, char *unit, size_t len,
 		       struct devcg_policy **out);
 
+/* cache.c: shared programs (struct devcg_cache of devcg.h). The program
+ * cached for KEY (LEN bytes, compared in full): 1 with a new fd of it in
+ * *PROG_FD and its id, 0 on a miss, or a negative errno. */
+int devcg_cache_find(struct devcg_cache *cache, const void *key, size_t len, int *prog_fd,
+		     uint32_t *prog_id);
+/* Keep (a new fd of) PROG_FD for KEY, evicting the least recently used
+ * entry past the bound; 0 or a negative errno. */
+int devcg_cache_put(struct devcg_cache *cache, const void *key, size_t len, int prog_fd,
+		    uint32_t prog_id);
+/* The key of POLICY in its AUDIT variant (malloc'd, *LEN bytes): its
+ * default and its exceptions in canonical order, without padding. NULL
+ * when out of memory. */
+void *devcg_cache_key(const struct devcg_policy *policy, bool audit, size_t *len);
+/* devcg_filter_load() of POLICY without audit through CACHE: the cached
+ * program (*HIT, nothing loaded) or a new one, then cached. */
+int devcg_cache_load(struct devcg_cache *cache, const struct devcg_policy *policy, const char *fail_at,
+		     struct devcg_filter_version *out, bool *hit, struct devcg_error *err);
+
 #endif

@@ -135,6 +135,40 @@ static int adopt_linked(struct devcg_cgroup *cg, int link, uint32_t prog_id, int
 	return ret;
 }
 
+/*
+ * The version to swap in for POLICY: from opts->cache when the caller gave
+ * one (not for audit: an audit filter keeps the ring of the one it
+ * replaces), else loaded. A cached program that is already attached to
+ * this cgroup beside the one replaced is loaded anew instead: the kernel
+ * does not attach one program twice to one cgroup.
+ */
+static int load_version(const struct devcg_policy *policy, const struct devcg_replace_opts *opts,
+			const struct attached *before, int target, struct devcg_filter_version *v, bool *hit,
+			struct devcg_error *err)
+{
+	const char *fail_at = DEVCG_OPT(opts, devcg_replace_opts, fail_at, NULL);
+	struct devcg_cache *cache = DEVCG_OPT(opts, devcg_replace_opts, cache, NULL);
+	bool audit = DEVCG_OPT(opts, devcg_replace_opts, audit, false);
+	uint32_t i;
+	int ret;
+
+	*hit = false;
+	if (cache && !audit) {
+		ret = devcg_cache_load(cache, policy, fail_at, v, hit, err);
+		for (i = 0; !ret && i < before->n; i++)
+			if (before->ids[i] == v->prog_id && (int)i != target) {
+				devcg_filter_close(v);
+				*hit = false;
+				break;
+			}
+		if (ret || v->prog_fd >= 0)
+			return ret;
+	}
+	return devcg_filter_load(policy, audit,
+				 audit && target >= 0 && before->audit[target] ? before->fds[target] : -1,
+				 fail_at, v, err);
+}
+
 /* replace_once() found a case where the kernel cannot compare and swap for
  * it: the caller takes the cgroup's lock and calls it again */
 #define NEEDS_LOCK 1
@@ -149,7 +183,7 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 	struct devcg_filter_version v = { .prog_fd = -1 };
 	struct attached before, after;
 	int target = -1, ret, i, link = -1;
-	bool audit, ours = true, linked = false;
+	bool audit, ours = true, linked = false, hit = false;
 	uint32_t flags = BPF_F_ALLOW_MULTI;
 	char ids[512];
 
@@ -191,9 +225,7 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 	if (target < 0 && before.n)
 		target = 0; /* adopt the foreign program */
 
-	ret = devcg_filter_load(policy, audit,
-				audit && target >= 0 && before.audit[target] ? before.fds[target] : -1,
-				fail_at, &v, err);
+	ret = load_version(policy, opts, &before, target, &v, &hit, err);
 	if (ret)
 		goto out;
 	if (devcg_fault(fail_at, "attach")) {
@@ -276,6 +308,8 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 		opts->prog_id = v.prog_id;
 		opts->replaced_id = target >= 0 ? before.ids[target] : 0;
 	}
+	if (DEVCG_OPTS_HAS(opts, devcg_replace_opts, cache_hit))
+		opts->cache_hit = hit;
 out:
 	if (link >= 0)
 		close(link);
@@ -528,6 +562,7 @@ int devcg_update_edit(const char *cgroup, devcg_policy_edit_fn edit, void *ctx,
 		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
 	o.sz = sizeof(o);
 	o.prog_id = o.replaced_id = 0;
+	o.cache_hit = false;
 	ret = devcg_cgroup_resolve(cgroup, DEVCG_RESOLVE_WRITE, &cg, err);
 	if (!ret)
 		ret = systemd_unit(&cg, &o, err);
@@ -606,6 +641,8 @@ int devcg_update_edit(const char *cgroup, devcg_policy_edit_fn edit, void *ctx,
 		opts->prog_id = o.prog_id;
 		opts->replaced_id = o.replaced_id;
 	}
+	if (!ret && DEVCG_OPTS_HAS(opts, devcg_replace_opts, cache_hit))
+		opts->cache_hit = o.cache_hit;
 	if (!ret && opts && DEVCG_OPTS_HAS(opts, devcg_replace_opts, systemd_entries)) {
 		memcpy(opts->systemd_unit, o.systemd_unit, sizeof(o.systemd_unit));
 		opts->systemd_entries = o.systemd_entries;
