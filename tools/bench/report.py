@@ -330,9 +330,10 @@ if shutil.which("gnuplot"):
             for label, a, d in (("devcg_attach/detach()", "lib_attach_ms", "lib_detach_ms"),
                                 ("floor", "floor_attach_ms", "floor_detach_ms"),
                                 ("devcg attach/detach command", "cli_attach_ms", "cli_detach_ms"),
-                                ("devcg --version", "version_ms", "version_ms"),
+                                ("devcg --version", "version_ms", None),
                                 ("nsenter + shell + v1", "peer_attach_ms", "peer_detach_ms")):
-                f.write('"%s" %s %s\n' % (label, med(hp, a), med(hp, d)))
+                f.write('"%s" %s %s\n' % (label, med(hp, a), nan(med(hp, d) if d else None)))
         subprocess.run(["gnuplot", "-e", "dir='%s'" % out, os.path.join(os.path.dirname(__file__), "hotplug.gp")],
                        check=False)
-    print("\nplots: %s/cost.png %s/replace.png %s/scale.png" % (out, out, out))
+    print("\nplots: %s/cost.png %s/replace.png %s/scale.png%s" % (
+        out, out, out, " %s/hotplug.png" % out if hp else ""))
