@@ -218,6 +218,10 @@ if hp:
         ms(hp["lib_attach_ms"]), ms(hp["lib_detach_ms"]), ratio(hp["lib_attach_vs_floor"]),
         ratio(hp["lib_detach_vs_floor"])))
     lines.append("| floor | %s | %s | | |" % (ms(hp["floor_attach_ms"]), ms(hp["floor_detach_ms"])))
+    if hp.get("floor_two_phase_attach_ms"):
+        lines.append("| floor in the library's two phases (the child answers once in the namespace, stays "
+                     "across the swap, then makes the nodes and answers again) | %s | | %s | |" % (
+                         ms(hp["floor_two_phase_attach_ms"]), ratio(hp.get("floor_two_phase_vs_floor"))))
     lines.append("| `devcg attach`, `devcg detach` (commands) | %s | %s | | |" % (
         ms(hp["cli_attach_ms"]), ms(hp["cli_detach_ms"])))
     lines.append("| `devcg --version` | %s | | | |" % ms(hp["version_ms"]))
