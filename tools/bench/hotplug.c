@@ -32,6 +32,10 @@
 //            whole commands;
 //   command  `devcg attach -p PID --cdi nvidia.com/gpu=0 --cdi-spec-dir DIR`
 //            and `devcg detach ...`, beside `devcg --version`.
+// Also the floor in the library's two phases (its child answers once in the
+// namespace, stays across the swap, then makes the nodes), and CPU time of
+// the library and of the floor (this process and the children it waited
+// for; the bench is a subreaper here, so detach's scanner counts too).
 #include "hotplug.h"
 
 #include "devcg.h"
