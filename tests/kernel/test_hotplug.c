@@ -1809,6 +1809,36 @@ TEST(hotplug_refuses_a_directory_on_a_file_system_the_host_has_mounted)
 	CHECK_INT(pc_open(&p, "fakegpu0"), ENXIO);
 }
 
+/* The look at the host's mounts is made once per file system of a call:
+ * a node in the container's own /dev first does not let a second node on
+ * a file system the host has mounted through. */
+TEST(hotplug_refuses_a_host_mounted_directory_after_a_node_in_the_containers_own_dev)
+{
+	static const struct dev two[2] = { { "fakegpu1", "fakegpu1" }, { "fakegpu0", "shm/fakegpu0" } };
+	struct devcg_hotplug_result *r = NULL;
+	struct devcg_error err;
+	char host_shm[PATH_MAX];
+	struct snap before;
+	struct pc p;
+
+	if (geteuid() != 0)
+		SKIP("needs root");
+	own_mount_namespace();
+	CHECK(!scratch_devdir_create(host_shm, sizeof(host_shm), (const struct scratch_node[]){ { 0 } }, 0));
+	CHECK(!mount("tmpfs", host_shm, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m"));
+	pc_start(&p, false, BASE);
+	CHECK_INT(pc_request(&p, OP_BIND, host_shm), 0);
+	snap_take(&p, &before);
+	CHECK_INT(call(true, &p, two, 2, NULL, &r, &err), -EXDEV);
+	CHECK(r == NULL);
+	CHECK_MSG(strstr(err.msg, "host has mounted too") && strstr(err.msg, "shm/fakegpu0"), "%s", err.msg);
+	CHECK_INT(entries_in(host_shm), 0);
+	check_unchanged(&p, &before);
+	/* control: the first node alone is attached */
+	devcg_hotplug_result_free(ok(true, &p, two, 1, NULL));
+	CHECK_INT(pc_open(&p, "fakegpu1"), ENXIO);
+}
+
 /*
  * A FUSE file system that answers until it is told to hang, then answers
  * nothing and reports each GETATTR it gets ('G' on REP): a stat() of one

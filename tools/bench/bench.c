@@ -28,6 +28,7 @@
 #include "harness.h"
 #include "internal.h" /* devcg_filter_load(): one version alone, for the breakdown */
 #include "crafted.h"
+#include "hotplug.h"
 #include "reader.h"
 #include "scratch.h"
 
@@ -1676,6 +1677,8 @@ static void bench(void)
 		row_trace(results);
 		scratch_cleanup();
 	}
+	if (want("hotplug"))
+		bench_hotplug(results, devcg_bin, quick);
 	if (want("crafted")) {
 		static const int counts[] = { 10000, 100000 };
 		json_t *crafted = json_array();

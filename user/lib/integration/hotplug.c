@@ -180,20 +180,37 @@ static bool host_mounted(dev_t dev, char *where, size_t size)
 	return found;
 }
 
-static int host_fs_guard(const struct hp_item *it, const struct hp_node *n, struct devcg_error *err)
+/* The file systems of the container's directories that host_fs_guard()
+ * found neither the host's /dev nor mounted on the host, in one call: the
+ * nodes of a call are mostly in one directory, and each look at the mount
+ * tables reads two of them whole. */
+struct fs_seen {
+	uint64_t dev[HP_MAX_NODES];
+	size_t n;
+};
+
+static int host_fs_guard(const struct hp_item *it, const struct hp_node *n, struct fs_seen *seen,
+			 struct devcg_error *err)
 {
 	char dir[PATH_MAX], *slash;
 	struct stat st;
+	size_t i;
 
 	if (it->probe || !n->dir_dev)
 		return 0;
-	if (!stat("/dev", &st) && st.st_dev == n->dir_dev)
-		return devcg_err(err, -EXDEV, "%s: the container's directory is on the host's /dev file "
-				 "system: devcg does not change the host's nodes", hp_q(n->path));
-	if (host_mounted((dev_t)n->dir_dev, dir, sizeof(dir)))
-		return devcg_err(err, -EXDEV, "%s: the container's directory is on a file system the host "
-				 "has mounted too (on %s): devcg does not change the host's nodes", hp_q(n->path),
-				 hp_q(dir));
+	for (i = 0; i < seen->n && seen->dev[i] != n->dir_dev; i++)
+		;
+	if (i == seen->n) {
+		if (!stat("/dev", &st) && st.st_dev == n->dir_dev)
+			return devcg_err(err, -EXDEV, "%s: the container's directory is on the host's /dev file "
+					 "system: devcg does not change the host's nodes", hp_q(n->path));
+		if (host_mounted((dev_t)n->dir_dev, dir, sizeof(dir)))
+			return devcg_err(err, -EXDEV, "%s: the container's directory is on a file system the "
+					 "host has mounted too (on %s): devcg does not change the host's nodes",
+					 hp_q(n->path), hp_q(dir));
+		if (seen->n < HP_MAX_NODES)
+			seen->dev[seen->n++] = n->dir_dev;
+	}
 	if (!it->host_path)
 		return 0;
 	snprintf(dir, sizeof(dir), "%s", it->host_path);
@@ -214,6 +231,7 @@ static int call_start(struct call *c, const char *cgroup, const struct devcg_hot
 		      struct devcg_error *err)
 {
 	const char *fail_at = DEVCG_OPT(opts, devcg_hotplug_opts, fail_at, NULL);
+	struct fs_seen seen = { .n = 0 };
 	int ret;
 
 	memset(c, 0, sizeof(*c));
@@ -259,7 +277,7 @@ static int call_start(struct call *c, const char *cgroup, const struct devcg_hot
 	 * attach_plan() and detach_plan() say so) */
 	for (size_t i = 0; !ret && i < c->items.n; i++)
 		if (c->child.sh->nodes[i].state != HP_NOT_DEV && c->child.sh->nodes[i].state != HP_BAD_PATH)
-			ret = host_fs_guard(&c->items.v[i], &c->child.sh->nodes[i], err);
+			ret = host_fs_guard(&c->items.v[i], &c->child.sh->nodes[i], &seen, err);
 	return ret;
 }
 
@@ -718,7 +736,9 @@ int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
 				       "the permission is as before", hp_q(c.t.rel));
 		goto out;
 	}
-	hp_child_cmd(&c.child, 'C', NULL);
+	/* the nodes set aside go while the holders are looked for; the child's
+	 * end is waited for before this returns (call_free()) */
+	hp_child_post(&c.child, 'C');
 	ret = make_result(&c, false, err);
 	if (!ret)
 		hp_open_devs_read(c.t.cgroup, fail_at && !strcmp(fail_at, "stop-holders"), &open);

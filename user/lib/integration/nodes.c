@@ -626,6 +626,12 @@ int hp_child_cmd(struct hp_child *c, char cmd, struct devcg_error *err)
 	return reply(c, err);
 }
 
+void hp_child_post(struct hp_child *c, char cmd)
+{
+	if (c->sock >= 0)
+		send(c->sock, &cmd, 1, MSG_NOSIGNAL);
+}
+
 void hp_child_stop(struct hp_child *c)
 {
 	int status;

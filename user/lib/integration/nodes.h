@@ -87,6 +87,9 @@ int hp_child_start(struct hp_child *c, int mntns_fd, int root_fd, struct devcg_e
  * nodes (detach; undone on failure), then 'C' commit (drop what was set
  * aside) or 'U' undo. The child ends after 'M', 'C', 'U' or a failure. */
 int hp_child_cmd(struct hp_child *c, char cmd, struct devcg_error *err);
+/* Send CMD, the child's last, without waiting for its answer: for a step
+ * nothing depends on ('C'), which hp_child_stop() then waits out. */
+void hp_child_post(struct hp_child *c, char cmd);
 /* End the child (after 'C' or 'U') and free everything. */
 void hp_child_stop(struct hp_child *c);
 
