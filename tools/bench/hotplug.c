@@ -62,23 +62,7 @@
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 
-/* tests/scratch.c reports a failed CHECK through the test harness's
- * test_fail(); the bench has no harness: say what failed and stop (the
- * bench's parent removes the scratch cgroups and directories). Weak, so
- * that another part of the bench may define it too. */
-__attribute__((weak, noreturn, format(printf, 3, 4))) void test_fail(const char *file, int line,
-								  const char *fmt, ...);
-__attribute__((weak, noreturn)) void test_fail(const char *file, int line, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "bench: %s:%d: ", file, line);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
+/* a failed CHECK of tests/scratch.c ends the bench: test_fail() in bench.c */
 
 #define NNODES 4
 
