@@ -28,6 +28,7 @@
 #include "harness.h"
 #include "internal.h" /* devcg_filter_load(): one version alone, for the breakdown */
 #include "crafted.h"
+#include "bench.h"
 #include "hotplug.h"
 #include "reader.h"
 #include "scratch.h"
@@ -270,7 +271,7 @@ static long sys_bpf(int cmd, union bpf_attr *attr)
  * steps with devcg's program in place of the minimal one, which tells
  * how much of devcg's time is its program (verified and compiled).
  */
-static int floor_swap(int cg_fd, const void *value, size_t size, int *prev, bool devcg_prog)
+int floor_swap(int cg_fd, const void *value, size_t size, int *prev, bool devcg_prog)
 {
 	union bpf_attr a;
 	struct bpf_insn prog[4];
@@ -336,7 +337,7 @@ static unsigned int verified_insns;
 
 /* The value of the policy map of devcg's program on CG (what the floor
  * holds too), malloc'd, and its size. */
-static void *devcg_value(const char *cg, size_t *size)
+void *devcg_value(const char *cg, size_t *size)
 {
 	__u32 ids[4], cnt = 4, map_ids[8], i;
 	struct bpf_prog_info info = { 0 };

@@ -2,7 +2,7 @@
 # make bench: numbers, not tests (see tools/bench/bench.c).
 BENCH_OUT := $(BUILD)/bench
 
-$(BUILD)/bench/bench: tools/bench/bench.c tools/bench/hotplug.c tools/bench/hotplug.h tests/crafted.h tests/scratch.c tests/scratch.h tests/reader.c tests/reader.h $(LIB_OBJS) | $(BUILD)
+$(BUILD)/bench/bench: tools/bench/bench.c tools/bench/hotplug.c tools/bench/hotplug.h tools/bench/bench.h tests/crafted.h tests/scratch.c tests/scratch.h tests/reader.c tests/reader.h $(LIB_OBJS) | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(BUILD)/bench
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ tools/bench/bench.c tools/bench/hotplug.c tests/scratch.c tests/reader.c $(LIB_OBJS) $(LDLIBS) -lm

@@ -36,6 +36,7 @@
 // namespace, stays across the swap, then makes the nodes), and CPU time of
 // the library and of the floor (this process and the children it waited
 // for; the bench is a subreaper here, so detach's scanner counts too).
+#include "bench.h"
 #include "hotplug.h"
 
 #include "devcg.h"
@@ -220,106 +221,7 @@ static void ctr_stop(pid_t pid)
 
 /* ---- the floor: raw calls ------------------------------------------------------ */
 
-static long hp_bpf(int cmd, union bpf_attr *a)
-{
-	return syscall(__NR_bpf, cmd, a, sizeof(*a));
-}
-
-#define HP_INSN(c, d, s, o, i) ((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) })
-
-/* A frozen single-value array map holding VALUE, a minimal program bound to
- * it (allow all), loaded and attached to CG_FD with BPF_F_REPLACE of *PREV
- * (or attached first); *PREV becomes the new program (the old one closed). */
-static void floor_swap(int cg_fd, const void *value, size_t size, int *prev)
-{
-	struct bpf_insn prog[4];
-	union bpf_attr a;
-	__u32 zero = 0;
-	int map, fd;
-
-	memset(&a, 0, sizeof(a));
-	a.map_type = BPF_MAP_TYPE_ARRAY;
-	a.key_size = 4;
-	a.value_size = (__u32)size;
-	a.max_entries = 1;
-	a.map_flags = BPF_F_RDONLY_PROG;
-	map = (int)hp_bpf(BPF_MAP_CREATE, &a);
-	if (map < 0)
-		hp_die("floor: map create");
-	memset(&a, 0, sizeof(a));
-	a.map_fd = (__u32)map;
-	a.key = (__u64)(unsigned long)&zero;
-	a.value = (__u64)(unsigned long)value;
-	if (hp_bpf(BPF_MAP_UPDATE_ELEM, &a))
-		hp_die("floor: map update");
-	memset(&a, 0, sizeof(a));
-	a.map_fd = (__u32)map;
-	if (hp_bpf(BPF_MAP_FREEZE, &a))
-		hp_die("floor: map freeze");
-	prog[0] = HP_INSN(BPF_LD | BPF_IMM | BPF_DW, BPF_REG_1, BPF_PSEUDO_MAP_VALUE, 0, map);
-	prog[1] = HP_INSN(0, 0, 0, 0, 0);
-	prog[2] = HP_INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 1);
-	prog[3] = HP_INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
-	memset(&a, 0, sizeof(a));
-	a.prog_type = BPF_PROG_TYPE_CGROUP_DEVICE;
-	a.insns = (__u64)(unsigned long)prog;
-	a.insn_cnt = 4;
-	a.license = (__u64)(unsigned long)"GPL";
-	fd = (int)hp_bpf(BPF_PROG_LOAD, &a);
-	if (fd < 0)
-		hp_die("floor: prog load");
-	close(map);
-	memset(&a, 0, sizeof(a));
-	a.target_fd = (__u32)cg_fd;
-	a.attach_bpf_fd = (__u32)fd;
-	a.attach_type = BPF_CGROUP_DEVICE;
-	a.attach_flags = BPF_F_ALLOW_MULTI | (*prev >= 0 ? BPF_F_REPLACE : 0);
-	a.replace_bpf_fd = *prev >= 0 ? (__u32)*prev : 0;
-	if (hp_bpf(BPF_PROG_ATTACH, &a))
-		hp_die("floor: attach");
-	if (*prev >= 0)
-		close(*prev);
-	*prev = fd;
-}
-
-/* The value of the policy map of devcg's program on CG, malloc'd. */
-static void *policy_value(const char *cg, size_t *size)
-{
-	__u32 ids[4], cnt = 4, map_ids[8], i;
-	struct bpf_prog_info info = { 0 };
-	__u32 len = sizeof(info);
-	int cfd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC), pfd;
-	void *v = NULL;
-
-	if (cfd < 0 || bpf_prog_query(cfd, BPF_CGROUP_DEVICE, 0, NULL, ids, &cnt) || cnt != 1)
-		hp_die("policy value: query");
-	close(cfd);
-	pfd = bpf_prog_get_fd_by_id(ids[0]);
-	info.nr_map_ids = 8;
-	info.map_ids = (__u64)(unsigned long)map_ids;
-	if (pfd < 0 || bpf_obj_get_info_by_fd(pfd, &info, &len))
-		hp_die("policy value: prog info");
-	for (i = 0; i < info.nr_map_ids && !v; i++) {
-		struct bpf_map_info mi = { 0 };
-		__u32 mlen = sizeof(mi);
-		int mfd = bpf_map_get_fd_by_id(map_ids[i]);
-
-		if (mfd >= 0 && !bpf_obj_get_info_by_fd(mfd, &mi, &mlen) && !strcmp(mi.name, "devcg_policy")) {
-			v = malloc(mi.value_size);
-			*size = mi.value_size;
-			if (!v || bpf_map_lookup_elem(mfd, &(__u32){ 0 }, v))
-				hp_die("policy value: lookup");
-		}
-		if (mfd >= 0)
-			close(mfd);
-	}
-	close(pfd);
-	if (!v) {
-		errno = ENOENT;
-		hp_die("policy value: no policy map");
-	}
-	return v;
-}
+/* floor_swap() and devcg_value(): bench.c's (bench.h) */
 
 /* The floor's nodes: a forked child enters the mount namespace of PID and
  * makes the four nodes (MAKE) or unlinks them. */
@@ -403,7 +305,7 @@ static void floor_two_phase(pid_t pid, int cg_fd, const void *value, size_t size
 	close(down[0]);
 	if (read(up[0], &c, 1) != 1)
 		hp_die("floor, two phases: the look");
-	floor_swap(cg_fd, value, size, prev);
+	floor_swap(cg_fd, value, size, prev, false);
 	if (write(down[1], "M", 1) != 1 || read(up[0], &c, 1) != 1)
 		hp_die("floor, two phases: the nodes");
 	close(up[0]);
@@ -603,13 +505,13 @@ void bench_hotplug(json_t *results, const char *devcg_bin, bool quick)
 
 	/* the policy values the floor holds: after attach, and after detach */
 	lib_call(true, pid, dirs);
-	val[0] = policy_value(cg, &vsize[0]);
+	val[0] = devcg_value(cg, &vsize[0]);
 	lib_call(false, pid, dirs);
-	val[1] = policy_value(cg, &vsize[1]);
+	val[1] = devcg_value(cg, &vsize[1]);
 	fcg_fd = open(fcg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fcg_fd < 0)
 		hp_die(fcg);
-	floor_swap(fcg_fd, val[1], vsize[1], &prev);
+	floor_swap(fcg_fd, val[1], vsize[1], &prev, false);
 
 	/* the peer: a shell in the container's mount namespace, and a v1
 	 * devices cgroup of its own holding the base list */
@@ -668,14 +570,14 @@ void bench_hotplug(json_t *results, const char *devcg_bin, bool quick)
 		t0 = hp_now();
 		c0 = cpu_ms();
 		floor_nodes(pid, true);
-		floor_swap(fcg_fd, val[0], vsize[0], &prev);
+		floor_swap(fcg_fd, val[0], vsize[0], &prev, false);
 		v[F_ATT][i] = hp_ms_since(t0);
 		v[FC_ATT][i] = cpu_ms() - c0;
 		check_nodes(pid, true, "the floor's attach");
 		t0 = hp_now();
 		c0 = cpu_ms();
 		floor_nodes(pid, false);
-		floor_swap(fcg_fd, val[1], vsize[1], &prev);
+		floor_swap(fcg_fd, val[1], vsize[1], &prev, false);
 		v[F_DET][i] = hp_ms_since(t0);
 		v[FC_DET][i] = cpu_ms() - c0;
 		check_nodes(pid, false, "the floor's detach");
@@ -684,7 +586,7 @@ void bench_hotplug(json_t *results, const char *devcg_bin, bool quick)
 		v[F2_ATT][i] = hp_ms_since(t0);
 		check_nodes(pid, true, "the two-phase floor");
 		floor_nodes(pid, false);
-		floor_swap(fcg_fd, val[1], vsize[1], &prev);
+		floor_swap(fcg_fd, val[1], vsize[1], &prev, false);
 
 		t0 = hp_now();
 		run_ok(nsenter_mk, "nsenter ... mknod");
