@@ -272,7 +272,8 @@ struct devcg_replace_opts {
 	/* Out: the id of the program it replaced (0: first install). */
 	uint32_t replaced_id;
 	/* Testing aid: fail with -EIO at this step ("resolve", "query", "load",
-	 * "fill", "freeze", "attach", "verify", "systemd": the systemd step
+	 * "fill", "freeze", "attach", "detach": after the replace, before the
+	 * other programs are detached, "verify", "systemd": the systemd step
 	 * after the swap, on any cgroup), or load a program the verifier
 	 * rejects ("verifier"); NULL in normal use. */
 	const char *fail_at;
