@@ -838,13 +838,18 @@ struct devcg_doctor_opts {
 	size_t sz;
 	/* a process of the container (0: the first process of CGROUP) */
 	int32_t pid;
-	/* a runc or crun container id: its init process (/run/runc/ID/state.json,
-	 * /run/crun/ID/status); NULL: none */
+	/* a runc or crun container id: its init process (ROOT/ID/state.json,
+	 * runc's, or ROOT/ID/status, crun's, for each ROOT of runtime_root, else
+	 * of /run/runc, /run/crun, containerd's /run/containerd/runc/{k8s.io,
+	 * moby,default} and Docker's /run/docker/runtime-runc/moby); NULL: none */
 	const char *container;
 	/* the devices to look at, NULL-terminated: a path in the container's
 	 * /dev ("/dev/nvidia0") or "TYPE MAJOR:MINOR" ("c 195:0"); NULL: every
 	 * node of its /dev and every device a policy allows by its own exception */
 	const char *const *devices;
+	/* the runtime's state directory (its --root) to find container in;
+	 * NULL: the usual ones above */
+	const char *runtime_root;
 };
 
 /* Filled by the library; read-only to the caller. */
