@@ -12,8 +12,10 @@
 # failure. With the step (the default) devcg, right after its swap, widens the unit's
 # runtime DeviceAllow= to hold its policy, and every operation keeps it.
 # Then the soak (soak.sh: 100 reloads, runc and podman containers), a
-# hot-plug through a reload (hotplug-systemd.sh) and the trace's
-# revocations (revoke.sh).
+# hot-plug through a reload (hotplug-systemd.sh), the trace's
+# revocations (revoke.sh) and systemd's own programs for several
+# DevicePolicy=/DeviceAllow= sets decided by devcg as by the kernel
+# (sd-devices.sh).
 # Run by make vmtest (or: make vmrun GUEST=systemd-v2 SCRIPT=this file).
 . /usr/lib/devcg-vmtest/lib.sh
 
@@ -345,6 +347,11 @@ info "time: the hot-plug: $((SECONDS - t0))s"
 t0=$SECONDS
 . "$DEVCG_VMTEST_LIB/revoke.sh"
 info "time: the trace: $((SECONDS - t0))s"
+
+# ---- systemd's own programs, decided by devcg as by the kernel ------------
+t0=$SECONDS
+. "$DEVCG_VMTEST_LIB/sd-devices.sh"
+info "time: systemd's programs: $((SECONDS - t0))s"
 
 info "time: the systemd-v2 tests: $((SECONDS - t_start))s"
 summary
