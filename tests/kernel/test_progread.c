@@ -570,6 +570,8 @@ TEST(show_and_check_say_why_a_program_cannot_be_read)
  * reader's decisions and its rules read back equal the kernel's on every
  * probe, and a reader flipping one decision fails (the control). The
  * program is attached, by its fd, to a scratch cgroup of the test's.
+ * (Each strict set allows /dev/null: systemd opens it for the service's
+ * standard input, and the service would not start without it.)
  */
 static bool systemd_v2_host(void)
 {
@@ -601,6 +603,7 @@ static int systemds_program(const char *props, unsigned int k)
 	CHECK(p && fgets(cg, sizeof(cg), p));
 	pclose(p);
 	cg[strcspn(cg, "\n")] = '\0';
+	CHECK_MSG(cg[0] == '/', "%s (%s) is not running (no cgroup)", unit, props);
 	snprintf(path, sizeof(path), "/sys/fs/cgroup%s", cg);
 	cfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	CHECK_MSG(cfd >= 0, "open %s: %s", path, strerror(errno));
@@ -626,10 +629,12 @@ TEST(reader_decides_systemds_programs_as_the_kernel_on_every_probe)
 {
 	static const char *const sets[] = {
 		"-p DevicePolicy=closed -p 'DeviceAllow=/dev/null rw'",
-		"-p DevicePolicy=strict -p 'DeviceAllow=/dev/zero r' -p 'DeviceAllow=char-pts rw'",
+		"-p DevicePolicy=strict -p 'DeviceAllow=/dev/null rw' -p 'DeviceAllow=/dev/zero r' "
+		"-p 'DeviceAllow=char-pts rw'",
 		"-p DevicePolicy=closed -p 'DeviceAllow=char-mem rwm' -p 'DeviceAllow=block-loop r'",
-		"-p DevicePolicy=strict -p 'DeviceAllow=/dev/full m' -p 'DeviceAllow=/dev/urandom w'",
-		"-p DevicePolicy=strict",
+		"-p DevicePolicy=strict -p 'DeviceAllow=/dev/null rw' -p 'DeviceAllow=/dev/full m' "
+		"-p 'DeviceAllow=/dev/urandom w'",
+		"-p DevicePolicy=strict -p 'DeviceAllow=/dev/null rw'",
 		"-p DevicePolicy=auto -p 'DeviceAllow=/dev/null rwm' -p 'DeviceAllow=char-tty rw'",
 	};
 
