@@ -308,7 +308,8 @@ struct devcg_replace_opts {
 	/* Out: the id of the program it replaced (0: first install). */
 	uint32_t replaced_id;
 	/* Testing aid: fail with -EIO at this step ("resolve", "query", "load",
-	 * "fill", "freeze", "attach", "verify", "systemd": the systemd step
+	 * "fill", "freeze", "attach", "detach": after the replace, before the
+	 * other programs are detached, "verify", "systemd": the systemd step
 	 * after the swap, on any cgroup), or load a program the verifier
 	 * rejects ("verifier"); NULL in normal use. */
 	const char *fail_at;
@@ -882,13 +883,18 @@ struct devcg_doctor_opts {
 	size_t sz;
 	/* a process of the container (0: the first process of CGROUP) */
 	int32_t pid;
-	/* a runc or crun container id: its init process (/run/runc/ID/state.json,
-	 * /run/crun/ID/status); NULL: none */
+	/* a runc or crun container id: its init process (ROOT/ID/state.json,
+	 * runc's, or ROOT/ID/status, crun's, for each ROOT of runtime_root, else
+	 * of /run/runc, /run/crun, containerd's /run/containerd/runc/{k8s.io,
+	 * moby,default} and Docker's /run/docker/runtime-runc/moby); NULL: none */
 	const char *container;
 	/* the devices to look at, NULL-terminated: a path in the container's
 	 * /dev ("/dev/nvidia0") or "TYPE MAJOR:MINOR" ("c 195:0"); NULL: every
 	 * node of its /dev and every device a policy allows by its own exception */
 	const char *const *devices;
+	/* the runtime's state directory (its --root) to find container in;
+	 * NULL: the usual ones above */
+	const char *runtime_root;
 };
 
 /* Filled by the library; read-only to the caller. */

@@ -524,3 +524,72 @@ TEST(doctor_exits_2_on_an_error_with_one_line)
 	CHECK_INT(DEVCG(out, "doctor", "--container", "no-such-devcg-container"), 2);
 	CHECK_MSG(strstr(out, "no-such-devcg-container") && strchr(out, '\n') == out + strlen(out) - 1, "%s", out);
 }
+
+/*
+ * --container ID on a real runc or crun container (tests/runtime.h), found
+ * by its id in the runtime's state directory (--runtime-root: the tests'
+ * runtimes keep theirs apart from /run/runc and /run/crun). Healthy as the
+ * runtime made it: no finding (the control that doctor can be silent);
+ * then a node made in it of a device the runtime's program refuses:
+ * node-refused alone, as the container's own open says, also with -j.
+ */
+static void doctor_container(const char *rt)
+{
+	char out[65536], root[PATH_MAX], rule[64], want[64];
+	DEVCG_OPTS(devcg_doctor_opts, o);
+	struct devcg_doctor_result *r = NULL;
+	struct devcg_error err = { 0 };
+	unsigned int fake;
+	json_error_t je;
+	json_t *j, *f;
+	struct ctr c;
+
+	need(rt, V2);
+	fake = fake_major();
+	ctr_start(&c, rt, V2);
+	snprintf(root, sizeof(root), "%s/state", c.dir);
+	/* healthy: nothing to say */
+	CHECK_INT(DEVCG(out, "doctor", "--container", c.id, "--runtime-root", root), 0);
+	CHECK_MSG(strstr(out, "no findings") && strstr(out, "/dev/null") && strstr(out, rt), "%s", out);
+	/* control: elsewhere than its runtime's state directory it is not found */
+	CHECK_INT(DEVCG(out, "doctor", "--container", c.id), 2);
+	CHECK_MSG(strstr(out, c.id) && strstr(out, "--runtime-root"), "%s", out);
+
+	/* a node the runtime's program refuses: the container cannot open it */
+	snprintf(rule, sizeof(rule), "mknod /dev/x c %u 0 && head -c0 /dev/x", fake);
+	CHECK_INT(RT(&c, out, "exec", c.id, "/bin/sh", "-c", rule), 1);
+	CHECK_MSG(strstr(out, "/dev/x: Operation not permitted"), "%s", out);
+	o.container = c.id;
+	o.runtime_root = root;
+	CHECK_MSG(!devcg_doctor(NULL, &o, &r, &err), "%s", err.msg);
+	CHECK_MSG(!strcmp(ids(r), "node-refused"), "findings:%s", all(r));
+	CHECK_STR(r->findings[0].path, "/dev/x");
+	CHECK_STR(r->cgroup, c.rel);
+	CHECK_INT(r->nlayers, 1);
+	CHECK_STR(r->layers[0].owner, rt);
+	devcg_doctor_result_free(r);
+	CHECK_INT(DEVCG(out, "doctor", "--container", c.id, "--runtime-root", root), 1);
+	snprintf(want, sizeof(want), "'c %u:0 rw'", fake);
+	CHECK_MSG(strstr(out, "node-refused: /dev/x") && strstr(out, want), "%s", out);
+	CHECK_INT(DEVCG(out, "doctor", "-j", "--container", c.id, "--runtime-root", root, "/dev/x"), 1);
+	j = json_loads(out, 0, &je);
+	CHECK_MSG(j, "not JSON: %s", out);
+	CHECK_STR(json_string_value(json_object_get(j, "cgroup")), c.rel);
+	CHECK_INT(json_array_size(json_object_get(j, "findings")), 1);
+	f = json_array_get(json_object_get(j, "findings"), 0);
+	CHECK_STR(json_string_value(json_object_get(f, "finding")), "node-refused");
+	CHECK_STR(json_string_value(json_object_get(f, "path")), "/dev/x");
+	CHECK_INT(json_integer_value(json_object_get(f, "major")), fake);
+	json_decref(j);
+	ctr_destroy(&c);
+}
+
+TEST(doctor_by_runc_container_id_finds_a_refused_node_and_nothing_on_a_healthy_one)
+{
+	doctor_container("runc");
+}
+
+TEST(doctor_by_crun_container_id_finds_a_refused_node_and_nothing_on_a_healthy_one)
+{
+	doctor_container("crun");
+}

@@ -561,3 +561,92 @@ TEST(show_and_check_say_why_a_program_cannot_be_read)
 	close(cfd);
 	close(fd);
 }
+
+/*
+ * systemd's own program (sd_devices), as systemd as PID 1 on a pure cgroup
+ * v2 host builds it for a transient service with each DevicePolicy= and
+ * DeviceAllow= set below (the systemd guests: tools/vmtest/guest/
+ * sd-devices.sh runs this test there; elsewhere it is skipped): the
+ * reader's decisions and its rules read back equal the kernel's on every
+ * probe, and a reader flipping one decision fails (the control). The
+ * program is attached, by its fd, to a scratch cgroup of the test's.
+ * (Each strict set allows /dev/null: systemd opens it for the service's
+ * standard input, and the service would not start without it.)
+ */
+static bool systemd_v2_host(void)
+{
+	char comm[32] = "";
+	FILE *f = fopen("/proc/1/comm", "r");
+
+	if (f) {
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = '\0';
+		fclose(f);
+	}
+	return !strcmp(comm, "systemd\n") && !access("/sys/fs/cgroup/cgroup.controllers", F_OK);
+}
+
+/* Start a transient service with PROPS (-p arguments), find its device
+ * program by name on its cgroup, stop it: the program, by a new fd. */
+static int systemds_program(const char *props, unsigned int k)
+{
+	char cmd[2048], unit[64], cg[4096], path[4200];
+	__u32 ids[8], cnt = 8, flags = 0, i;
+	int cfd, fd = -1;
+	FILE *p;
+
+	snprintf(unit, sizeof(unit), "devcg-progread-sd-%d-%u.service", (int)getpid(), k);
+	snprintf(cmd, sizeof(cmd), "systemd-run --quiet --unit=%s %s sleep 600", unit, props);
+	CHECK_MSG(system(cmd) == 0, "%s failed", cmd);
+	snprintf(cmd, sizeof(cmd), "systemctl show -P ControlGroup %s", unit);
+	p = popen(cmd, "r");
+	CHECK(p && fgets(cg, sizeof(cg), p));
+	pclose(p);
+	cg[strcspn(cg, "\n")] = '\0';
+	CHECK_MSG(cg[0] == '/', "%s (%s) is not running (no cgroup)", unit, props);
+	snprintf(path, sizeof(path), "/sys/fs/cgroup%s", cg);
+	cfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CHECK_MSG(cfd >= 0, "open %s: %s", path, strerror(errno));
+	CHECK(!bpf_prog_query(cfd, BPF_CGROUP_DEVICE, 0, &flags, ids, &cnt));
+	close(cfd);
+	for (i = 0; i < cnt && fd < 0; i++) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+		int f = bpf_prog_get_fd_by_id(ids[i]);
+
+		if (f >= 0 && !bpf_obj_get_info_by_fd(f, &info, &len) && !strcmp(info.name, "sd_devices"))
+			fd = f;
+		else if (f >= 0)
+			close(f);
+	}
+	snprintf(cmd, sizeof(cmd), "systemctl stop %s", unit);
+	CHECK(system(cmd) == 0);
+	CHECK_MSG(fd >= 0, "%s (%s) has no sd_devices program", unit, props);
+	return fd;
+}
+
+TEST(reader_decides_systemds_programs_as_the_kernel_on_every_probe)
+{
+	static const char *const sets[] = {
+		"-p DevicePolicy=closed -p 'DeviceAllow=/dev/null rw'",
+		"-p DevicePolicy=strict -p 'DeviceAllow=/dev/null rw' -p 'DeviceAllow=/dev/zero r' "
+		"-p 'DeviceAllow=char-pts rw'",
+		"-p DevicePolicy=closed -p 'DeviceAllow=char-mem rwm' -p 'DeviceAllow=block-loop r'",
+		"-p DevicePolicy=strict -p 'DeviceAllow=/dev/null rw' -p 'DeviceAllow=/dev/full m' "
+		"-p 'DeviceAllow=/dev/urandom w'",
+		"-p DevicePolicy=strict -p 'DeviceAllow=/dev/null rw'",
+		"-p DevicePolicy=auto -p 'DeviceAllow=/dev/null rwm' -p 'DeviceAllow=char-tty rw'",
+	};
+
+	need_v2();
+	if (!systemd_v2_host())
+		SKIP("needs systemd as PID 1 on a pure cgroup v2 host (the systemd-v2 guest)");
+	for (unsigned int k = 0; k < sizeof(sets) / sizeof(sets[0]); k++) {
+		char whose[512];
+		int fd = systemds_program(sets[k], k);
+
+		snprintf(whose, sizeof(whose), "sd_devices of %s", sets[k]);
+		differential_and_control(fd, whose);
+		close(fd);
+	}
+}

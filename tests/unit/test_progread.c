@@ -431,3 +431,66 @@ TEST(reader_decides_devcgs_own_audit_program_as_its_policy_and_reads_it_back)
 {
 	devcg_program_differential(true);
 }
+
+/* What two policies allow together: each request the kernel asks is
+ * allowed by the result exactly when both allow it (checked over every
+ * number either names and numbers neither does), and the result is no
+ * longer than the list expected. */
+static void intersect_is(const char *a_text, const char *b_text, const char *want_text)
+{
+	struct devcg_policy *a = POLICY_OF(a_text), *b = POLICY_OF(b_text), *want = POLICY_OF(want_text), *got;
+	const struct devcg_policy *both[2] = { a, b };
+	static const uint32_t nums[] = { 0, 1, 3, 5, 7, 9, 10, 136, 4095 };
+	struct devcg_error err = { 0 };
+	size_t i, j, t, k;
+
+	CHECK_MSG(!devcg_policy_intersect(both, 2, &got, &err), "%s", err.msg);
+	for (t = 1; t <= 2; t++)
+		for (i = 0; i < 9; i++)
+			for (j = 0; j < 9; j++)
+				for (k = 1; k <= 7; k++) {
+					/* the kernel asks m alone (mknod), or r, w, rw (open) */
+					if (k != DEVCG_ACC_MKNOD && k != DEVCG_ACC_READ && k != DEVCG_ACC_WRITE &&
+					    k != (DEVCG_ACC_READ | DEVCG_ACC_WRITE))
+						continue;
+					int ab = devcg_policy_check(a, (uint8_t)t, nums[i], nums[j], (uint8_t)k, NULL, NULL) &&
+						 devcg_policy_check(b, (uint8_t)t, nums[i], nums[j], (uint8_t)k, NULL, NULL);
+
+					CHECK_MSG(devcg_policy_check(got, (uint8_t)t, nums[i], nums[j], (uint8_t)k, NULL, NULL) == ab,
+						  "%c %u:%u access %zu", t == 1 ? 'b' : 'c', nums[i], nums[j], k);
+				}
+	CHECK_MSG(devcg_policy_count(got) <= devcg_policy_count(want), "%zu exceptions, not at most %zu",
+		  devcg_policy_count(got), devcg_policy_count(want));
+	devcg_policy_free(got);
+	devcg_policy_free(want);
+	devcg_policy_free(a);
+	devcg_policy_free(b);
+}
+
+TEST(intersection_of_two_allow_lists_keeps_what_both_allow)
+{
+	intersect_is("deny a\nallow c *:* m\nallow b *:* m\nallow c 1:3 rwm\nallow c 1:5 rwm\nallow c 1:7 rwm\nallow c 5:* rw\nallow c 10:3 rw\n",
+		     "deny a\nallow c *:* m\nallow b *:* m\nallow c 1:3 rwm\nallow c 1:5 rw\nallow c 5:* rwm\nallow c 7:5 rw\nallow c 10:5 r\nallow b 7:3 r\n",
+		     "deny a\nallow c *:* m\nallow b *:* m\nallow c 1:3 rwm\nallow c 1:5 rwm\nallow c 5:* rw\n");
+}
+
+TEST(intersection_of_two_deny_lists_refuses_what_either_refuses)
+{
+	intersect_is("allow a\ndeny c 10:229 rwm\ndeny b *:* w\n", "allow a\ndeny c 1:9 w\n",
+		     "allow a\ndeny c 10:229 rwm\ndeny b *:* w\ndeny c 1:9 w\n");
+}
+
+/* Control: a hole cut in a range no list says (c 5:* but 5:1) is refused
+ * as such, not widened nor narrowed. */
+TEST(intersection_no_devices_list_says_is_refused)
+{
+	struct devcg_policy *a = POLICY_OF("deny a\nallow c 5:* rwm\n"), *b = POLICY_OF("allow a\ndeny c 5:1 rwm\n"), *got = NULL;
+	const struct devcg_policy *both[2] = { a, b };
+	struct devcg_error err = { 0 };
+
+	CHECK_INT(devcg_policy_intersect(both, 2, &got, &err), -ENOTSUP);
+	CHECK(got == NULL);
+	CHECK_MSG(strstr(err.msg, "no devices list can"), "%s", err.msg);
+	devcg_policy_free(a);
+	devcg_policy_free(b);
+}

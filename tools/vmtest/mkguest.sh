@@ -71,7 +71,7 @@ install -m 0755 "$dir/devcg-errno-reader" "$lib/devcg-errno-reader"
 install -m 0755 "$build/devcg-reader" "$lib/devcg-reader"
 install -m 0755 "$build/tests/kernel" "$lib/kernel-tests"
 install -m 0755 "$here/systemd/run" "$lib/run"
-for part in lib soak revoke hotplug-systemd trace-service; do
+for part in lib soak revoke hotplug-systemd trace-service sd-devices; do
 	install -m 0644 "$here/guest/$part.sh" "$lib/$part.sh"
 done
 if [ -n "$k8s" ]; then

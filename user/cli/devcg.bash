@@ -22,6 +22,7 @@ _devcg()
 	fi
 	case $prev in
 	-f|--file|-r|--rules|--annotation-allow-file|--metrics) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+	--runtime-root) COMPREPLY=($(compgen -d -- "$cur")); return ;;
 	--only) COMPREPLY=($(compgen -W "gap revoke writes denials" -- "$cur")); return ;;
 	--hooks) COMPREPLY=($(compgen -W "auto tracepoint kprobe fentry" -- "$cur")); return ;;
 	--runtime) COMPREPLY=($(compgen -W "runc crun $([[ $verb == oci-hook ]] && echo auto)" -- "$cur")); return ;;
@@ -39,7 +40,7 @@ _devcg()
 	trace) opts="$opts --cgroup --pid --comm --duration --only --hooks --stats --metrics --metrics-interval --journal" ;;
 	attach) opts="$opts -p --pid --access --mode --uid --gid --cdi --cdi-spec-dir --method --force --no-systemd" ;;
 	detach) opts="$opts -p --pid --cdi --cdi-spec-dir --force --no-systemd" ;;
-	doctor) opts="$opts -p --pid --container" ;;
+	doctor) opts="$opts -p --pid --container --runtime-root" ;;
 	esac
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "$opts" -- "$cur"))

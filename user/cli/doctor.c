@@ -144,11 +144,13 @@ static int run(struct cli *cli, int argc, char **argv)
 	static const struct option opts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "container", required_argument, NULL, 'c' },
+		{ "runtime-root", required_argument, NULL, 'R' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *devices[MAX_DEVICES + 1] = { 0 }, *cgroup = NULL, *container = NULL;
+	const char *devices[MAX_DEVICES + 1] = { 0 }, *cgroup = NULL, *container = NULL,
+		   *runtime_root = NULL;
 	struct devcg_doctor_result *r = NULL;
 	struct devcg_error err = { 0 };
 	int c, ret, pid = 0, n = 0;
@@ -164,6 +166,9 @@ static int run(struct cli *cli, int argc, char **argv)
 		case 'c':
 			container = optarg;
 			break;
+		case 'R':
+			runtime_root = optarg;
+			break;
 		case 'j':
 			cli->json = true;
 			break;
@@ -175,6 +180,8 @@ static int run(struct cli *cli, int argc, char **argv)
 	}
 	if (pid && container)
 		return cli_usage(cli, "-p and --container do not go together");
+	if (runtime_root && !container)
+		return cli_usage(cli, "--runtime-root goes with --container");
 	if (!pid && !container) {
 		if (optind == argc)
 			return cli_usage(cli, "expected -p PID, --container ID or CGROUP");
@@ -187,7 +194,7 @@ static int run(struct cli *cli, int argc, char **argv)
 	}
 	{
 		DEVCG_OPTS(devcg_doctor_opts, o, .pid = pid, .container = container,
-			   .devices = n ? devices : NULL);
+			   .devices = n ? devices : NULL, .runtime_root = runtime_root);
 
 		ret = devcg_doctor(cgroup, &o, &r, &err);
 	}
@@ -212,7 +219,8 @@ const struct verb verb_doctor = {
 	.run = run,
 	.summary = "say why a container cannot open a device, and what will take one away",
 	.usage =
-	"Usage: devcg doctor [-j] [-p PID | --container ID | CGROUP] [DEVICE]...\n\n"
+	"Usage: devcg doctor [-j] [-p PID | --container ID [--runtime-root DIR] | CGROUP]\n"
+	"                    [DEVICE]...\n\n"
 	"Look at a container's devices: every node of its /dev (walked from its\n"
 	"process's root, /proc/PID/root, never following a symbolic link, on /dev's\n"
 	"own file system, at most 8 deep and 100000 entries) and every device a\n"
@@ -239,7 +247,13 @@ const struct verb verb_doctor = {
 	"                     (its own /dev is nodev: the node cannot be opened)\n\n"
 	"Options:\n"
 	"  -p, --pid PID         the container of process PID\n"
-	"      --container ID    the container of runc or crun with that id\n"
+	"      --container ID    the container of runc or crun with that id (its process\n"
+	"                        from ROOT/ID/state.json, runc's, or ROOT/ID/status,\n"
+	"                        crun's, ROOT each of /run/runc, /run/crun,\n"
+	"                        /run/containerd/runc/{k8s.io,moby,default},\n"
+	"                        /run/docker/runtime-runc/moby)\n"
+	"      --runtime-root DIR  look for it in DIR only (the runtime's state\n"
+	"                          directory, as given to it)\n"
 	"  -j, --json            print {\"cgroup\", \"pid\", \"userns\", \"v1_cgroup\",\n"
 	"                        \"unit\", \"layers\", \"nodes\", \"findings\"}\n"
 	"  -h, --help            this help\n\n"

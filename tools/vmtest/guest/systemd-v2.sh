@@ -13,7 +13,9 @@
 # runtime DeviceAllow= to hold its policy, and every operation keeps it.
 # Then the soak (soak.sh: 100 reloads, runc and podman containers), a
 # hot-plug through a reload (hotplug-systemd.sh), the trace's
-# revocations (revoke.sh) and devcg-trace.service (trace-service.sh).
+# revocations (revoke.sh), devcg-trace.service (trace-service.sh) and
+# systemd's own programs for several DevicePolicy=/DeviceAllow= sets
+# decided by devcg as by the kernel (sd-devices.sh).
 # Run by make vmtest (or: make vmrun GUEST=systemd-v2 SCRIPT=this file).
 . /usr/lib/devcg-vmtest/lib.sh
 
@@ -350,6 +352,11 @@ info "time: the trace: $((SECONDS - t0))s"
 t0=$SECONDS
 . "$DEVCG_VMTEST_LIB/trace-service.sh"
 info "time: the trace service: $((SECONDS - t0))s"
+
+# ---- systemd's own programs, decided by devcg as by the kernel ------------
+t0=$SECONDS
+. "$DEVCG_VMTEST_LIB/sd-devices.sh"
+info "time: systemd's programs: $((SECONDS - t0))s"
 
 info "time: the systemd-v2 tests: $((SECONDS - t_start))s"
 summary

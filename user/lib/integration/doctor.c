@@ -104,34 +104,51 @@ out:
 	return ret;
 }
 
-/* The init process of runc's or crun's container ID. */
-static int container_pid(const char *id, int *pid, struct devcg_error *err)
+/* The init process of runc's or crun's container ID, in the state
+ * directory ROOT (the runtime's --root) or, NULL, in the usual ones: runc's
+ * and crun's own, containerd's runc shim's namespaces, Docker's. */
+static int container_pid(const char *id, const char *root, int *pid, struct devcg_error *err)
 {
-	static const struct { const char *fmt, *key; } where[] = {
-		{ "/run/runc/%s/state.json", "init_process_pid" },
-		{ "/run/crun/%s/status", "pid" },
+	static const char *const usual[] = { "/run/runc",
+					     "/run/crun",
+					     "/run/containerd/runc/k8s.io",
+					     "/run/containerd/runc/moby",
+					     "/run/containerd/runc/default",
+					     "/run/docker/runtime-runc/moby" };
+	static const struct { const char *file, *key; } states[] = {
+		{ "state.json", "init_process_pid" }, /* runc's */
+		{ "status", "pid" },                   /* crun's */
 	};
-	char path[512];
+	const char *const *roots = root ? &root : usual;
+	size_t nroots = root ? 1 : sizeof(usual) / sizeof(usual[0]);
+	char path[4096 + 300];
 
 	if (!id[0] || strchr(id, '/') || !strcmp(id, ".") || !strcmp(id, "..") || strlen(id) > 256)
 		return devcg_err(err, -EINVAL, "container id '%s' is not a name", id);
-	for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
-		json_error_t je;
-		json_t *root, *v;
+	if (root && (!root[0] || strlen(root) > 4096))
+		return devcg_err(err, -EINVAL, "runtime root '%s' is not a directory name", root);
+	for (size_t r = 0; r < nroots; r++)
+		for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
+			json_error_t je;
+			json_t *state, *v;
 
-		snprintf(path, sizeof(path), where[i].fmt, id);
-		root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-		if (!root)
-			continue;
-		v = json_object_get(root, where[i].key);
-		*pid = json_is_integer(v) && json_integer_value(v) > 0 && json_integer_value(v) < (1 << 22)
-			       ? (int)json_integer_value(v) : 0;
-		json_decref(root);
-		if (*pid)
-			return 0;
-	}
+			snprintf(path, sizeof(path), "%s/%s/%s", roots[r], id, states[i].file);
+			state = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+			if (!state)
+				continue;
+			v = json_object_get(state, states[i].key);
+			*pid = json_is_integer(v) && json_integer_value(v) > 0 && json_integer_value(v) < (1 << 22)
+				       ? (int)json_integer_value(v) : 0;
+			json_decref(state);
+			if (*pid)
+				return 0;
+		}
+	if (root)
+		return devcg_err(err, -ENOENT, "container '%s': no runc or crun state with its process in %s "
+				 "(%s/%s/state.json, %s/%s/status)", id, root, root, id, root, id);
 	return devcg_err(err, -ENOENT, "container '%s': no runc or crun state with its process "
-			 "(/run/runc/%s/state.json, /run/crun/%s/status)", id, id, id);
+			 "(/run/runc/%s/state.json, /run/crun/%s/status, containerd's and Docker's; "
+			 "another runtime root: --runtime-root)", id, id, id);
 }
 
 /* The first process of CGROUP. */
@@ -274,15 +291,18 @@ int devcg_doctor(const char *cgroup, const struct devcg_doctor_opts *opts, struc
 	int pid, ret;
 
 	*result = NULL;
-	ret = devcg_opts_check(opts, DEVCG_OPTS_END(devcg_doctor_opts, devices), "devcg_doctor_opts", err);
+	ret = devcg_opts_check(opts, DEVCG_OPTS_END(devcg_doctor_opts, runtime_root), "devcg_doctor_opts", err);
 	if (ret)
 		return ret;
 	pid = DEVCG_OPT(opts, devcg_doctor_opts, pid, 0);
 	devices = DEVCG_OPT(opts, devcg_doctor_opts, devices, NULL);
+	if (DEVCG_OPT(opts, devcg_doctor_opts, runtime_root, NULL) && !opts->container)
+		return devcg_err(err, -EINVAL, "a runtime root is where a container id is looked up: give one");
 	if (DEVCG_OPT(opts, devcg_doctor_opts, container, NULL)) {
 		if (pid || cgroup)
 			return devcg_err(err, -EINVAL, "a container id, a process and a cgroup: give one");
-		ret = container_pid(opts->container, &pid, err);
+		ret = container_pid(opts->container, DEVCG_OPT(opts, devcg_doctor_opts, runtime_root, NULL), &pid,
+				    err);
 		if (ret)
 			return ret;
 	}

@@ -5,6 +5,7 @@
  * filters and which systemd's own (attached.h).
  */
 #include "live/attached.h"
+#include "live/progread.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -148,4 +149,88 @@ void devcg_list_ids(const struct attached *a, char *buf, size_t len)
 	for (i = 0; i < a->n && off < len; i++)
 		off += (size_t)snprintf(buf + off, len - off, "%s%u%s", i ? ", " : "", a->ids[i],
 					a->devcg[i] ? " (devcg)" : a->systemd[i] ? " (systemd's)" : "");
+}
+
+/* Are exactly the programs of T attached, as A found them? */
+bool devcg_taking_same(const struct taking *t, const struct attached *a)
+{
+	uint32_t i, j;
+
+	if (t->n != a->n)
+		return false;
+	for (i = 0; i < t->n; i++) {
+		for (j = 0; j < a->n && a->ids[j] != t->ids[i]; j++)
+			;
+		if (j == a->n)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Several programs on CG, one of them at least another's (not devcg's, nor
+ * systemd's that NO_SYSTEMD lets devcg's filter replace): the policy to
+ * start from is what they allow together, each read back (devcg's from its
+ * table, any other by the reader, progread.c); the swap replaces devcg's
+ * (else the first) and detaches the others one by one, none of which
+ * widens what the cgroup allows. Any program that cannot be read refuses
+ * the take-over, naming it: its rules would be dropped.
+ */
+int devcg_read_all(struct devcg_cgroup *cg, const struct attached *a, bool no_systemd,
+		   struct devcg_policy **policy, uint32_t *id, bool *audit, uint32_t *others,
+		   struct taking *take, struct devcg_error *err)
+{
+	struct devcg_policy *ps[MAX_PROGS] = { 0 };
+	struct devcg_error why_not = { 0 };
+	uint32_t i, n = 0, bad = 0;
+	int target = -1, ret = 0;
+	char ids[512];
+
+	devcg_list_ids(a, ids, sizeof(ids));
+	for (i = 0; i < a->n && !ret; i++) {
+		take->ids[i] = a->ids[i];
+		*others += !a->devcg[i];
+		if (no_systemd && a->systemd[i])
+			continue;
+		if (a->devcg[i]) {
+			bool aud = false;
+
+			ret = devcg_filter_read(a->fds[i], &ps[n], &aud, err);
+			ret = ret == 1 ? 0 : ret < 0 ? ret : -EAGAIN;
+			if (!ret && target < 0) {
+				target = (int)i;
+				*audit = aud;
+			}
+		} else {
+			struct devcg_reader *r = NULL;
+			int rr = devcg_reader_open(a->fds[i], a->ids[i], NULL, &r, &why_not);
+
+			if (!rr)
+				rr = devcg_reader_policy(r, &ps[n], &why_not);
+			devcg_reader_free(r);
+			if (rr) {
+				bad = a->ids[i];
+				ret = -EBUSY;
+			}
+		}
+		n += !ret;
+	}
+	take->n = a->n;
+	if (ret == -EBUSY)
+		ret = devcg_err(err, -EBUSY,
+				"%s has %u device programs attached (%s), and devcg cannot read the rules of "
+				"program %u (%s): taking them over would drop them; install the whole policy with "
+				"'devcg replace --force', or pass --force to start from allow-all",
+				devcg_cgroup_rel(cg), a->n, ids, bad, why_not.msg);
+	if (!ret) {
+		ret = devcg_policy_intersect((const struct devcg_policy *const *)ps, n, policy, err);
+		if (ret)
+			ret = devcg_err_wrap(err, ret, "%s has %u device programs attached (%s)",
+					     devcg_cgroup_rel(cg), a->n, ids);
+	}
+	if (!ret)
+		*id = a->ids[target >= 0 ? target : 0];
+	for (i = 0; i < n; i++)
+		devcg_policy_free(ps[i]);
+	return ret;
 }

@@ -44,4 +44,24 @@ void devcg_leave_systemds(const struct devcg_cgroup *cg, struct attached *a);
 uint32_t devcg_blocking(const struct attached *a, int target, bool no_systemd);
 void devcg_list_ids(const struct attached *a, char *buf, size_t len);
 
+/* The programs a take-over read (devcg_read_all()): the swap goes on only
+ * while exactly these are attached. */
+struct taking {
+	uint32_t n;
+	uint32_t ids[MAX_PROGS];
+};
+/* Are exactly the programs of T attached, as A found them? */
+bool devcg_taking_same(const struct taking *t, const struct attached *a);
+/*
+ * Several programs on CG (A), one of them at least another's (not devcg's,
+ * nor systemd's that NO_SYSTEMD lets devcg's filter replace): the policy to
+ * start from is what they allow together, each read back; *ID the program
+ * a swap replaces (devcg's, else the first), *OTHERS how many of others'
+ * it takes over, TAKE the ids read. -EBUSY naming a program that cannot be
+ * read.
+ */
+int devcg_read_all(struct devcg_cgroup *cg, const struct attached *a, bool no_systemd,
+		   struct devcg_policy **policy, uint32_t *id, bool *audit, uint32_t *others,
+		   struct taking *take, struct devcg_error *err);
+
 #endif

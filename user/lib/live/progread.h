@@ -46,6 +46,14 @@ int devcg_reader_from_insns(const struct bpf_insn *insns, size_t cnt, enum devcg
 			    const struct devcg_reader_opts *opts, struct devcg_reader **out,
 			    struct devcg_error *err);
 
+/*
+ * The policy that allows a request when each of PS[0..N) allows it (what
+ * several device programs of one cgroup decide together), the shortest of
+ * either default; -ENOTSUP when no devices list says it.
+ */
+int devcg_policy_intersect(const struct devcg_policy *const *ps, size_t n, struct devcg_policy **out,
+			   struct devcg_error *err);
+
 /* Split points the rules are computed at besides those found in the
  * program (unit tests; devcg's own program adds its decoded policy's). */
 int devcg_reader_add_constants(struct devcg_reader *r, const struct devcg_policy *policy);

@@ -358,12 +358,28 @@ static struct devcg_policy *candidate(const struct table *t, bool default_allow,
 	return p;
 }
 
+/* The shortest policy of either default that decides every cell of T as
+ * it says, or NULL when none does. */
+static struct devcg_policy *shortest(const struct table *t)
+{
+	size_t budget = (uint64_t)t->maj.n * t->min.n * 2 * NACC < 20000 ? 4096 : 64;
+	struct devcg_policy *deny = candidate(t, false, &budget), *allow;
+
+	budget = (uint64_t)t->maj.n * t->min.n * 2 * NACC < 20000 ? 4096 : 64;
+	allow = candidate(t, true, &budget);
+	if (deny && (!allow || devcg_policy_count(deny) <= devcg_policy_count(allow))) {
+		devcg_policy_free(allow);
+		return deny;
+	}
+	devcg_policy_free(deny);
+	return allow;
+}
+
 int devcg_reader_policy(struct devcg_reader *r, struct devcg_policy **out, struct devcg_error *err)
 {
 	struct splits c = { 0 };
 	struct table t = { 0 };
-	struct devcg_policy *allow = NULL, *deny = NULL;
-	size_t pc, k, round, budget;
+	size_t pc, k, round;
 	int ret = 0;
 
 	*out = NULL;
@@ -426,21 +442,75 @@ int devcg_reader_policy(struct devcg_reader *r, struct devcg_policy **out, struc
 	if (!ret && round == 6)
 		ret = devcg_err(err, -ENOTSUP, "program %s keeps comparing with new numbers: its rules cannot "
 				"be read", r->name);
-	if (!ret) {
-		budget = (uint64_t)t.maj.n * t.min.n * 2 * NACC < 20000 ? 4096 : 64;
-		deny = candidate(&t, false, &budget);
-		budget = (uint64_t)t.maj.n * t.min.n * 2 * NACC < 20000 ? 4096 : 64;
-		allow = candidate(&t, true, &budget);
-		if (!deny && !allow)
-			ret = devcg_err(err, -ENOTSUP, "program %s decides what no devices list can say (a range of "
-					"numbers, or r and w apart from rw)", r->name);
-		else if (deny && (!allow || devcg_policy_count(deny) <= devcg_policy_count(allow)))
-			*out = deny, deny = NULL;
-		else
-			*out = allow, allow = NULL;
+	if (!ret && !(*out = shortest(&t)))
+		ret = devcg_err(err, -ENOTSUP, "program %s decides what no devices list can say (a range of "
+				"numbers, or r and w apart from rw)", r->name);
+	cells_free(&t.maj);
+	cells_free(&t.min);
+	free(t.d);
+	free(c.v);
+	return ret;
+}
+
+/* Is REQUEST allowed by every policy of PS[0..N)? -1 when the kernel does
+ * not ask it (as one_request()). */
+static int all_allow(const struct devcg_policy *const *ps, size_t n, uint8_t type, uint32_t major,
+		     uint32_t minor, uint8_t acc)
+{
+	size_t i;
+
+	if (!devcg_request_checked(type, major, minor, acc))
+		return -1;
+	for (i = 0; i < n; i++)
+		if (devcg_policy_check(ps[i], type, major, minor, !major && !minor ? DEVCG_ACC_MKNOD : acc, NULL,
+				       NULL) != 1)
+			return 0;
+	return 1;
+}
+
+int devcg_policy_intersect(const struct devcg_policy *const *ps, size_t n, struct devcg_policy **out,
+			   struct devcg_error *err)
+{
+	struct splits c = { 0 };
+	struct table t = { 0 };
+	size_t i, k, a, b, ti;
+	int ret = 0;
+
+	*out = NULL;
+	/* each policy decides alike between the numbers of its exceptions:
+	 * every cell of them all is decided alike by them together; 0 is a
+	 * cell of its own (0:0 is asked m only) */
+	ret = split_add(&c, 0);
+	for (i = 0; i < n && !ret; i++) {
+		const struct devcg_exception *ex = devcg_policy_exceptions(ps[i]);
+
+		for (k = 0; k < devcg_policy_count(ps[i]) && !ret; k++)
+			if (!(ret = split_add(&c, ex[k].major)))
+				ret = split_add(&c, ex[k].minor);
 	}
-	devcg_policy_free(deny);
-	devcg_policy_free(allow);
+	split_sort(&c);
+	if (ret || cells_of(&c, MAJOR_END, &t.maj) || cells_of(&c, MINOR_END, &t.min) ||
+	    !(t.d = calloc(2 * t.maj.n * t.min.n, 1))) {
+		ret = devcg_err(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	for (ti = 0; ti < 2; ti++)
+		for (a = 0; a < t.maj.n; a++)
+			for (b = 0; b < t.min.n; b++)
+				for (k = 0; k < NACC; k++) {
+					uint8_t type = ti ? DEVCG_CHAR : DEVCG_BLOCK;
+					int x = all_allow(ps, n, type, t.maj.lo[a], t.min.lo[b], accesses[k]);
+
+					if (x == -1)
+						x = all_allow(ps, n, type, t.maj.lo[a + 1] - 1, t.min.lo[b + 1] - 1,
+							      accesses[k]);
+					if (x == 1)
+						T_AT(&t, ti, a, b) |= (uint8_t)(1u << k);
+				}
+	if (!(*out = shortest(&t)))
+		ret = devcg_err(err, -ENOTSUP, "what the %zu programs allow together is what no devices list can "
+				"say (one allows a number range the other cuts a hole in)", n);
+out:
 	cells_free(&t.maj);
 	cells_free(&t.min);
 	free(t.d);

@@ -173,8 +173,15 @@ static int load_version(const struct devcg_policy *policy, const struct devcg_re
  * it: the caller takes the cgroup's lock and calls it again */
 #define NEEDS_LOCK 1
 
+/*
+ * TAKE (NULL but for a take-over): the programs whose rules POLICY was
+ * built from, each read; expect_prog_id is replaced and the others are
+ * then detached one by one, where otherwise several programs are refused
+ * without --force.
+ */
 static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *policy,
-			struct devcg_replace_opts *opts, bool locked, struct devcg_error *err)
+			struct devcg_replace_opts *opts, bool locked, const struct taking *take,
+			struct devcg_error *err)
 {
 	const char *fail_at = DEVCG_OPT(opts, devcg_replace_opts, fail_at, NULL);
 	uint32_t expect = DEVCG_OPT(opts, devcg_replace_opts, expect_prog_id, 0);
@@ -215,7 +222,13 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 		ret = NEEDS_LOCK;
 		goto out;
 	}
-	if (before.n > 1 && !force && devcg_blocking(&before, target, no_systemd)) {
+	/* a program came or went since they were read: read them again */
+	if (take && !devcg_taking_same(take, &before)) {
+		ret = devcg_err(err, -EAGAIN, "the device programs of %s changed while devcg read them (now %s)",
+				devcg_cgroup_rel(cg), ids);
+		goto out;
+	}
+	if (before.n > 1 && !force && !take && devcg_blocking(&before, target, no_systemd)) {
 		ret = devcg_err(err, -EBUSY,
 				"%s has %u device programs attached (%s); devcg replaces one "
 				"program: pass --force to replace them all",
@@ -260,11 +273,13 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 	if (ret)
 		goto out;
 
-	/* --force: the new filter is in place; only now drop the others */
+	/* --force, or a take-over: the new filter is in place; only now drop
+	 * the others, one by one (while any runs beside it, a request is
+	 * allowed only when it allows it too) */
 	for (i = 0; i < (int)before.n; i++) {
 		if (i == target)
 			continue;
-		ret = detach_one(cg->fd, cg->ino, &before, (uint32_t)i);
+		ret = devcg_fault(fail_at, "detach") ? -EIO : detach_one(cg->fd, cg->ino, &before, (uint32_t)i);
 		if (ret < 0) {
 			ret = devcg_err(err, ret, "the filter is attached, but program %u could not "
 					"be detached: %s", before.ids[i], why(ret));
@@ -388,7 +403,7 @@ static int replace_resolved(struct devcg_cgroup *cg, const struct devcg_policy *
 	bool cas = DEVCG_OPT(opts, devcg_replace_opts, expect_prog_id, 0) != 0;
 
 	for (tries = 0; tries < 10; tries++) {
-		ret = replace_once(cg, policy, opts, lock.fd >= 0, err);
+		ret = replace_once(cg, policy, opts, lock.fd >= 0, NULL, err);
 		if (ret == NEEDS_LOCK) {
 			ret = devcg_lock_cgroup(cg, &lock, err);
 			if (ret)
@@ -431,7 +446,7 @@ int devcg_replace(const char *cgroup, const struct devcg_policy *policy,
  * systemd's under NO_SYSTEMD), which a swap must be made for even when
  * the policy read needs no change. */
 static int read_own(struct devcg_cgroup *cg, bool force, bool no_systemd, struct devcg_policy **policy,
-		    uint32_t *id, bool *audit, uint32_t *others, struct devcg_error *err)
+		    uint32_t *id, bool *audit, uint32_t *others, struct taking *take, struct devcg_error *err)
 {
 	struct devcg_error why_not = { 0 };
 	struct attached a;
@@ -443,6 +458,7 @@ static int read_own(struct devcg_cgroup *cg, bool force, bool no_systemd, struct
 	*id = 0;
 	*audit = false;
 	*others = 0;
+	take->n = 0;
 	ret = devcg_query_attached(cg->fd, true, &a, err);
 	if (!ret && cg->unit[0]) {
 		bool systemds = false;
@@ -454,6 +470,16 @@ static int read_own(struct devcg_cgroup *cg, bool force, bool no_systemd, struct
 		if (systemds && !a.n && !force) {
 			devcg_attached_close(&a);
 			return devcg_systemd_policy(cg->unit, NULL, policy, err);
+		}
+	}
+	/* several programs, another's among them: what they allow together */
+	if (!ret && a.n > 1 && !force) {
+		for (i = 0; i < a.n && (a.devcg[i] || (no_systemd && a.systemd[i])); i++)
+			;
+		if (i < a.n) {
+			ret = devcg_read_all(cg, &a, no_systemd, policy, id, audit, others, take, err);
+			devcg_attached_close(&a);
+			return ret;
 		}
 	}
 	/* without our filter, one foreign program (a runtime's) whose rules
@@ -569,10 +595,11 @@ int devcg_update_edit(const char *cgroup, devcg_policy_edit_fn edit, void *ctx,
 	for (tries = 0; !ret && tries < CAS_RETRIES; tries++) {
 		struct devcg_policy *policy = NULL;
 		struct devcg_lock lock = { .fd = -1 };
+		struct taking take;
 		bool audit;
 		uint32_t id, others;
 
-		ret = read_own(&cg, o.force, o.no_systemd, &policy, &id, &audit, &others, err);
+		ret = read_own(&cg, o.force, o.no_systemd, &policy, &id, &audit, &others, &take, err);
 		if (!ret && (!id || need_lock)) {
 			/* no devcg filter yet (the first install cannot name a
 			 * program), or a case the kernel cannot compare and swap
@@ -583,7 +610,7 @@ int devcg_update_edit(const char *cgroup, devcg_policy_edit_fn edit, void *ctx,
 			ret = devcg_lock_cgroup(&cg, &lock, err);
 			if (ret)
 				break;
-			ret = read_own(&cg, o.force, o.no_systemd, &policy, &id, &audit, &others, err);
+			ret = read_own(&cg, o.force, o.no_systemd, &policy, &id, &audit, &others, &take, err);
 		}
 		if (!ret)
 			ret = edit(policy, ctx, err);
@@ -600,7 +627,7 @@ int devcg_update_edit(const char *cgroup, devcg_policy_edit_fn edit, void *ctx,
 			o.expect_prog_id = id;
 			/* a filter with --audit keeps it: its readers follow the ring */
 			o.audit = DEVCG_OPT(opts, devcg_replace_opts, audit, false) || audit;
-			ret = replace_once(&cg, policy, &o, lock.fd >= 0, err);
+			ret = replace_once(&cg, policy, &o, lock.fd >= 0, take.n ? &take : NULL, err);
 			if (!ret) {
 				swapped = policy;
 				policy = NULL;

@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * allow and attach on a cgroup with several device programs of others (in
+ * multi mode a runtime's program and a vendor hook's run side by side, and
+ * a request is allowed only when each allows it): devcg reads every one,
+ * starts from what they allow together, replaces one of them
+ * (BPF_F_REPLACE) and detaches the others one by one. The prober (probe.h)
+ * in the cgroup says what the kernel allows before, between the steps and
+ * after: nothing is ever allowed that was refused, but the device the
+ * operation grants, and nothing allowed is lost. Controls: a take-over
+ * that keeps only the first program's rules is caught by the same
+ * comparison; a program devcg cannot read refuses the take-over, naming
+ * it, and changes nothing.
+ */
+#include "devcg.h"
+#include "harness.h"
+#include "ktest.h"
+#include "probe.h"
+#include "runtime.h"
+#include "scratch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <linux/bpf.h>
+
+#define I(c, d, s, o, i) ((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) })
+#define MOV64_IMM(d, i) I(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
+#define MOV64_REG(d, s) I(BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0)
+#define ALU32_IMM(op, d, i) I(BPF_ALU | (op) | BPF_K, d, 0, 0, i)
+#define LDX(sz, d, s, o) I(BPF_LDX | BPF_MEM | (sz), d, s, o, 0)
+#define JMP_IMM(op, d, i, o) I(BPF_JMP | (op) | BPF_K, d, 0, o, i)
+#define JMP32_IMM(op, d, i, o) I(BPF_JMP32 | (op) | BPF_K, d, 0, o, i)
+#define EXIT() I(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
+
+/* One rule of a runc-shaped program: TYPE ('a' any), MAJOR, MINOR (-1
+ * any), the accesses it allows. */
+struct blk {
+	char type;
+	int32_t major, minor;
+	uint8_t access;
+};
+
+#define M DEVCG_ACC_MKNOD
+#define RW (DEVCG_ACC_READ | DEVCG_ACC_WRITE)
+#define RWM DEVCG_ACC_ALL
+
+/* A program in runc's shape: its prologue (type, access, major, minor in
+ * r2-r5), a block per rule that returns 1 on a match, 0 at the end. */
+static int load_runc_shaped(const char *name, const struct blk *b, size_t nb)
+{
+	struct bpf_insn p[512];
+	size_t n = 0, k, j;
+	int fd;
+
+	p[n++] = LDX(BPF_W, 2, 1, 0);
+	p[n++] = ALU32_IMM(BPF_AND, 2, 0xffff);
+	p[n++] = LDX(BPF_W, 3, 1, 0);
+	p[n++] = ALU32_IMM(BPF_RSH, 3, 16);
+	p[n++] = LDX(BPF_W, 4, 1, 4);
+	p[n++] = LDX(BPF_W, 5, 1, 8);
+	for (k = 0; k < nb; k++) {
+		size_t skips[4], ns = 0;
+
+		if (b[k].type != 'a') {
+			skips[ns++] = n;
+			p[n++] = JMP_IMM(BPF_JNE, 2, b[k].type == 'c' ? DEVCG_CHAR : DEVCG_BLOCK, 0);
+		}
+		if (b[k].access != DEVCG_ACC_ALL) {
+			p[n++] = MOV64_REG(1, 3);
+			p[n++] = ALU32_IMM(BPF_AND, 1, ~b[k].access & 7);
+			skips[ns++] = n;
+			p[n++] = JMP_IMM(BPF_JNE, 1, 0, 0);
+		}
+		if (b[k].major >= 0) {
+			skips[ns++] = n;
+			p[n++] = JMP_IMM(BPF_JNE, 4, b[k].major, 0);
+		}
+		if (b[k].minor >= 0) {
+			skips[ns++] = n;
+			p[n++] = JMP32_IMM(BPF_JNE, 5, b[k].minor, 0);
+		}
+		p[n++] = MOV64_IMM(0, 1);
+		p[n++] = EXIT();
+		for (j = 0; j < ns; j++)
+			p[skips[j]].off = (int16_t)(n - skips[j] - 1);
+	}
+	p[n++] = MOV64_IMM(0, 0);
+	p[n++] = EXIT();
+	LIBBPF_OPTS(bpf_prog_load_opts, o);
+	fd = bpf_prog_load(BPF_PROG_TYPE_CGROUP_DEVICE, name, "GPL", p, n, &o);
+	CHECK_MSG(fd >= 0, "loading %s: %s", name, strerror(errno));
+	return fd;
+}
+
+/* The runtime's program: mknod of anything, some char devices. */
+static const struct blk runtime_rules[] = {
+	{ 'a', -1, -1, M },   { 'c', 1, 3, RWM }, { 'c', 1, 5, RWM }, { 'c', 1, 7, RWM },
+	{ 'c', 5, -1, RW },   { 'c', 10, 3, RW },
+};
+/* A vendor hook's beside it: some of the same, some others. Together they
+ * allow m of anything, c 1:3 rwm, c 1:5 rw(m) and c 5:* rw; c 1:7 and
+ * c 10:3 are the runtime's alone, c 7:5, c 10:5 and b 7:3 the vendor's. */
+static const struct blk vendor_rules[] = {
+	{ 'a', -1, -1, M }, { 'c', 1, 3, RWM }, { 'c', 1, 5, RW }, { 'c', 5, -1, RWM },
+	{ 'c', 7, 5, RW },  { 'c', 10, 5, DEVCG_ACC_READ },      { 'b', 7, 3, DEVCG_ACC_READ },
+};
+#define NB(a) (sizeof(a) / sizeof((a)[0]))
+
+static uint32_t prog_id(int fd)
+{
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	CHECK(!bpf_obj_get_info_by_fd(fd, &info, &len));
+	return info.id;
+}
+
+static void attach_multi(const char *cg, int prog_fd)
+{
+	int cfd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	CHECK_MSG(cfd >= 0, "open %s: %s", cg, strerror(errno));
+	CHECK_MSG(!bpf_prog_attach(prog_fd, cfd, BPF_CGROUP_DEVICE, BPF_F_ALLOW_MULTI), "attach: %s",
+		  strerror(errno));
+	close(cfd);
+}
+
+/* The programs attached to CG itself. */
+static uint32_t attached(const char *cg, uint32_t ids[64])
+{
+	int fd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	__u32 cnt = 64, flags = 0;
+
+	CHECK(fd >= 0);
+	CHECK(!bpf_prog_query(fd, BPF_CGROUP_DEVICE, 0, &flags, ids, &cnt));
+	close(fd);
+	return cnt;
+}
+
+static bool has_id(const uint32_t *ids, uint32_t n, uint32_t id)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (ids[i] == id)
+			return true;
+	return false;
+}
+
+/*
+ * Compare the kernel's answers AFTER with BEFORE, probe by probe: how many
+ * probes were refused before and allowed after (wider), other than of the
+ * char device GRANT (major, minor; -1: none), and how many were allowed
+ * before and refused after (narrower). *WHAT says the first of either.
+ */
+static void compare(const uint8_t before[NRES], const uint8_t after[NRES], int32_t grant_major,
+		    int32_t grant_minor, size_t *wider, size_t *narrower, char *what, size_t len)
+{
+	size_t d, q;
+
+	*wider = *narrower = 0;
+	what[0] = '\0';
+	for (d = 0; d < NDEV; d++)
+		for (q = 0; q < NPROBE; q++) {
+			bool was = before[d * NPROBE + q] != EPERM, is = after[d * NPROBE + q] != EPERM;
+			bool granted = devs[d].type == DEVCG_CHAR && (int32_t)devs[d].major == grant_major &&
+				       (int32_t)devs[d].minor == grant_minor;
+
+			if (was == is || (granted && is))
+				continue;
+			if (!what[0])
+				snprintf(what, len, "%s of %c %u:%u: %s before, %s after", probe_name[q],
+					 dev_char(devs[d].type), devs[d].major, devs[d].minor,
+					 err_name(before[d * NPROBE + q]), err_name(after[d * NPROBE + q]));
+			if (is)
+				(*wider)++;
+			else
+				(*narrower)++;
+		}
+}
+
+/* The prober's answer for DEV (type, major, minor) and PROBE. */
+static uint8_t answer(const uint8_t res[NRES], uint8_t type, uint32_t major, uint32_t minor, int probe)
+{
+	for (size_t d = 0; d < NDEV; d++)
+		if (devs[d].type == type && devs[d].major == major && devs[d].minor == minor)
+			return res[d * NPROBE + probe];
+	test_fail(__FILE__, __LINE__, "no probed device %c %u:%u", dev_char(type), major, minor);
+}
+
+struct two {
+	char cg[4096], dir[4096];
+	int runtime, vendor;
+	uint32_t runtime_id, vendor_id;
+	struct prober p;
+	uint8_t before[NRES];
+};
+
+/* A scratch cgroup with the runtime's and the vendor's programs, a prober
+ * in it, and what the kernel allows there. */
+static void two_start(struct two *t)
+{
+	need_v2();
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), t->cg, sizeof(t->cg)));
+	make_devdir(t->dir, sizeof(t->dir));
+	t->runtime = load_runc_shaped("runtime_dev", runtime_rules, NB(runtime_rules));
+	t->vendor = load_runc_shaped("vendor_hook", vendor_rules, NB(vendor_rules));
+	t->runtime_id = prog_id(t->runtime);
+	t->vendor_id = prog_id(t->vendor);
+	attach_multi(t->cg, t->runtime);
+	attach_multi(t->cg, t->vendor);
+	prober_start(&t->p, t->cg, t->dir);
+	prober_probe(&t->p, t->before);
+	/* the probes see what each allows alone, and both */
+	CHECK(answer(t->before, DEVCG_CHAR, 1, 3, P_OPEN_RW) != EPERM);
+	CHECK_INT(answer(t->before, DEVCG_CHAR, 1, 7, P_OPEN_R), EPERM);
+	CHECK_INT(answer(t->before, DEVCG_CHAR, 7, 5, P_OPEN_R), EPERM);
+	CHECK_INT(answer(t->before, DEVCG_CHAR, 10, 7, P_OPEN_R), EPERM);
+}
+
+static void two_end(struct two *t)
+{
+	CHECK_INT(prober_stop(&t->p), 0);
+	close(t->runtime);
+	close(t->vendor);
+	CHECK_INT(scratch_cgroup_remove(t->cg), 0);
+	CHECK_INT(scratch_devdir_remove(t->dir), 0);
+}
+
+static const struct devcg_rule allow_10_7 = { .verb = DEVCG_VERB_ALLOW, .type = DEVCG_CHAR,
+					      .access = DEVCG_ACC_READ | DEVCG_ACC_WRITE, .major = 10, .minor = 7 };
+
+TEST(allow_on_two_foreign_programs_keeps_what_both_allow_and_adds_only_its_device)
+{
+	DEVCG_OPTS(devcg_replace_opts, o);
+	struct devcg_error err = { 0 };
+	uint8_t mid[NRES], after[NRES];
+	size_t wider, narrower;
+	uint32_t ids[64], n;
+	struct devcg_state *s;
+	char what[256];
+	struct two t;
+
+	two_start(&t);
+	/* the first step alone: devcg's filter in the place of one of them,
+	 * the other still beside it; the kernel decides every probe as before
+	 * (c 10:7 too: the vendor's program still refuses it) */
+	o.fail_at = "detach";
+	CHECK_INT(devcg_update(t.cg, &allow_10_7, &o, &err), -EIO);
+	CHECK_MSG(strstr(err.msg, "could not be detached"), "%s", err.msg);
+	n = attached(t.cg, ids);
+	CHECK_INT(n, 2);
+	CHECK(has_id(ids, n, t.vendor_id) && !has_id(ids, n, t.runtime_id));
+	prober_probe(&t.p, mid);
+	compare(t.before, mid, -1, -1, &wider, &narrower, what, sizeof(what));
+	CHECK_MSG(!wider && !narrower, "between the steps %zu probes wider, %zu narrower: %s", wider, narrower,
+		  what);
+
+	/* the whole take-over (from devcg's filter and the vendor's now) */
+	o.fail_at = NULL;
+	CHECK_MSG(!devcg_update(t.cg, &allow_10_7, &o, &err), "%s", err.msg);
+	n = attached(t.cg, ids);
+	CHECK_INT(n, 1);
+	CHECK_INT(ids[0], o.prog_id);
+	CHECK(!devcg_state_read(t.cg, &s, &err));
+	CHECK(devcg_state_own(s) && devcg_state_own(s)->id == o.prog_id);
+	devcg_state_free(s);
+	prober_probe(&t.p, after);
+	compare(t.before, after, 10, 7, &wider, &narrower, what, sizeof(what));
+	CHECK_MSG(!wider && !narrower, "after the take-over %zu probes wider, %zu narrower: %s", wider, narrower,
+		  what);
+	/* the device allowed is allowed, what either refused stays refused */
+	CHECK(answer(after, DEVCG_CHAR, 10, 7, P_OPEN_RW) != EPERM);
+	CHECK_INT(answer(after, DEVCG_CHAR, 1, 7, P_OPEN_R), EPERM);
+	CHECK_INT(answer(after, DEVCG_CHAR, 7, 5, P_OPEN_R), EPERM);
+	CHECK_INT(answer(after, DEVCG_BLOCK, 7, 3, P_OPEN_R), EPERM);
+	two_end(&t);
+}
+
+TEST(allow_on_two_foreign_programs_in_one_go_takes_both_over_keeping_what_both_allow)
+{
+	DEVCG_OPTS(devcg_replace_opts, o);
+	struct devcg_error err = { 0 };
+	uint8_t after[NRES];
+	size_t wider, narrower;
+	uint32_t ids[64];
+	char what[256];
+	struct two t;
+
+	two_start(&t);
+	CHECK_MSG(!devcg_update(t.cg, &allow_10_7, &o, &err), "%s", err.msg);
+	CHECK(o.replaced_id == t.runtime_id || o.replaced_id == t.vendor_id);
+	CHECK_INT(attached(t.cg, ids), 1);
+	CHECK_INT(ids[0], o.prog_id);
+	prober_probe(&t.p, after);
+	compare(t.before, after, 10, 7, &wider, &narrower, what, sizeof(what));
+	CHECK_MSG(!wider && !narrower, "%zu probes wider, %zu narrower: %s", wider, narrower, what);
+	two_end(&t);
+}
+
+/* Control of the two above: a take-over that kept the rules of one
+ * program only (the runtime's, read back, in the place of both) is wider,
+ * and the same comparison says so. */
+TEST(a_take_over_keeping_one_programs_rules_only_is_caught_by_the_probe)
+{
+	DEVCG_OPTS(devcg_replace_opts, o, .force = true);
+	DEVCG_OPTS(devcg_reader_opts, ro);
+	struct devcg_error err = { 0 };
+	struct devcg_reader *r;
+	struct devcg_policy *p;
+	uint8_t after[NRES];
+	size_t wider, narrower;
+	uint32_t ids[64];
+	char what[256];
+	struct two t;
+
+	two_start(&t);
+	CHECK_MSG(!devcg_reader_open(t.runtime, 0, &ro, &r, &err), "%s", err.msg);
+	CHECK_MSG(!devcg_reader_policy(r, &p, &err), "%s", err.msg);
+	devcg_reader_free(r);
+	CHECK_MSG(!devcg_policy_apply(p, &allow_10_7, &err), "%s", err.msg);
+	CHECK_MSG(!devcg_replace(t.cg, p, &o, &err), "%s", err.msg);
+	CHECK_INT(attached(t.cg, ids), 1);
+	prober_probe(&t.p, after);
+	compare(t.before, after, 10, 7, &wider, &narrower, what, sizeof(what));
+	CHECK_MSG(wider > 0, "a take-over with the runtime's rules alone was not found wider");
+	CHECK(answer(after, DEVCG_CHAR, 1, 7, P_OPEN_R) != EPERM);
+	devcg_policy_free(p);
+	two_end(&t);
+}
+
+/* A program calling a helper the reader does not know: deny-all, its
+ * rules unreadable. */
+static int unreadable_prog(void)
+{
+	const struct bpf_insn insns[] = {
+		I(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_get_prandom_u32),
+		MOV64_IMM(0, 0),
+		EXIT(),
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_CGROUP_DEVICE, "vendor_hook", "GPL", insns, 3, NULL);
+
+	CHECK_MSG(fd >= 0, "loading: %s", strerror(errno));
+	return fd;
+}
+
+TEST(allow_beside_a_program_devcg_cannot_read_is_refused_naming_it_and_changes_nothing)
+{
+	DEVCG_OPTS(devcg_replace_opts, o);
+	struct devcg_error err = { 0 };
+	uint32_t ids[64], n, bad;
+	char cg[4096], id[32];
+	int runtime, vendor;
+
+	need_v2();
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	runtime = load_runc_shaped("runtime_dev", runtime_rules, NB(runtime_rules));
+	vendor = unreadable_prog();
+	bad = prog_id(vendor);
+	attach_multi(cg, runtime);
+	attach_multi(cg, vendor);
+	CHECK_INT(devcg_update(cg, &allow_10_7, &o, &err), -EBUSY);
+	snprintf(id, sizeof(id), "program %u ", bad);
+	CHECK_MSG(strstr(err.msg, id) && strstr(err.msg, "helper the reader does not know") &&
+			  !strchr(err.msg, '\n'),
+		  "%s", err.msg);
+	n = attached(cg, ids);
+	CHECK_INT(n, 2);
+	CHECK(has_id(ids, n, prog_id(runtime)) && has_id(ids, n, bad));
+	/* control: the same cgroup with the vendor's readable program instead
+	 * is taken over */
+	close(vendor);
+	{
+		int cfd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		vendor = bpf_prog_get_fd_by_id(bad);
+		CHECK(cfd >= 0 && vendor >= 0 && !bpf_prog_detach2(vendor, cfd, BPF_CGROUP_DEVICE));
+		close(cfd);
+		close(vendor);
+	}
+	vendor = load_runc_shaped("vendor_hook", vendor_rules, NB(vendor_rules));
+	attach_multi(cg, vendor);
+	CHECK_MSG(!devcg_update(cg, &allow_10_7, &o, &err), "%s", err.msg);
+	CHECK_INT(attached(cg, ids), 1);
+	close(runtime);
+	close(vendor);
+	CHECK_INT(scratch_cgroup_remove(cg), 0);
+}
+
+/*
+ * attach into a runc container beside whose program a vendor hook attached
+ * its own (not /dev/1:7 nor 10:229 among the probed; c 1:3 and 1:9 for the
+ * reader in the container): the take-over keeps what both allowed, grants
+ * the device, and the reader sees no EPERM meanwhile.
+ */
+static const struct blk hook_rules[] = {
+	{ 'a', -1, -1, M }, { 'c', 1, 3, RWM }, { 'c', 1, 5, RWM }, { 'c', 1, 8, RWM },
+	{ 'c', 1, 9, RWM }, { 'c', 5, -1, RWM }, { 'c', 136, -1, RWM },
+};
+
+TEST(attach_into_a_runc_container_with_a_vendor_hooks_program_keeps_what_both_allow)
+{
+	unsigned long long eperm[2] = { 0 }, opens[2] = { 0 };
+	struct devcg_hotplug_result *res = NULL;
+	struct devcg_hotplug_device d = { 0 };
+	struct devcg_error err = { 0 };
+	uint8_t before[NRES], after[NRES];
+	char dir[4096], gdir[4096], host[4200], what[256];
+	size_t wider, narrower;
+	uint32_t ids[64], n, runc_id, hook_id;
+	struct creader rd;
+	struct prober p;
+	struct ctr c;
+	int hook;
+
+	need("runc", V2);
+	ctr_start(&c, "runc", V2);
+	CHECK_INT(attached(c.cg, ids), 1);
+	runc_id = ids[0];
+	hook = load_runc_shaped("vendor_hook", hook_rules, NB(hook_rules));
+	hook_id = prog_id(hook);
+	attach_multi(c.cg, hook);
+	make_devdir(dir, sizeof(dir));
+	CHECK_INT(scratch_devdir_create(gdir, sizeof(gdir), (const struct scratch_node[]){ { "gpu", 'c', 4094, 0 } }, 1),
+		  0);
+	snprintf(host, sizeof(host), "%s/gpu", gdir);
+	d.host_path = host;
+	d.path = "/dev/fakegpu0";
+	prober_start(&p, c.cg, dir);
+	prober_probe(&p, before);
+	/* runc allows c 1:7, the hook does not: refused */
+	CHECK_INT(answer(before, DEVCG_CHAR, 1, 7, P_OPEN_R), EPERM);
+	CHECK(answer(before, DEVCG_CHAR, 1, 3, P_OPEN_RW) != EPERM);
+
+	creader_start(&c, &rd);
+	CHECK_MSG(!devcg_attach(c.cg, &d, 1, NULL, &res, &err), "%s", err.msg);
+	CHECK(res->swapped);
+	CHECK(res->replaced_id == runc_id || res->replaced_id == hook_id);
+	CHECK_INT(res->entries[0].permission, DEVCG_PERM_ADDED);
+	devcg_hotplug_result_free(res);
+	creader_stop(&rd, eperm, opens);
+	CHECK(opens[0] > 0 && opens[1] > 0);
+	CHECK_INT(eperm[0], 0);
+	CHECK_INT(eperm[1], 0);
+
+	n = attached(c.cg, ids);
+	CHECK_INT(n, 1);
+	CHECK(ids[0] != runc_id && ids[0] != hook_id);
+	prober_probe(&p, after);
+	compare(before, after, -1, -1, &wider, &narrower, what, sizeof(what));
+	CHECK_MSG(!wider && !narrower, "%zu probes wider, %zu narrower: %s", wider, narrower, what);
+	CHECK_INT(prober_stop(&p), 0);
+	close(hook);
+	scratch_devdir_remove(dir);
+	scratch_devdir_remove(gdir);
+	ctr_destroy(&c);
+}
