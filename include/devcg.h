@@ -184,6 +184,9 @@ DEVCG_API int devcg_rules_parse_rule(struct devcg_rules *rules, const char *arg,
 
 /* "allow c 1:9 rwm", "deny a": the canonical text of a rule. */
 DEVCG_API int devcg_rule_format(const struct devcg_rule *rule, char *buf, size_t len);
+/* ACCESS (enum devcg_access bits) as a devices list writes it: "rwm", "r",
+ * "" for none; BUF holds 4 bytes. Returns BUF. */
+DEVCG_API const char *devcg_access_format(uint32_t access, char buf[4]);
 
 /* ---- policy: default behaviour + exception list ------------------------- */
 

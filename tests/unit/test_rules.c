@@ -136,6 +136,18 @@ UTEST(rule_format_truncates_like_snprintf)
 	CHECK_INT(devcg_rule_format(&rule, NULL, 0), (int)strlen("allow c 10:200 rwm"));
 }
 
+UTEST(access_format_writes_rwm_in_the_lists_order)
+{
+	char buf[4];
+
+	CHECK_STR(devcg_access_format(DEVCG_ACC_ALL, buf), "rwm");
+	CHECK_STR(devcg_access_format(DEVCG_ACC_MKNOD | DEVCG_ACC_READ, buf), "rm");
+	CHECK_STR(devcg_access_format(DEVCG_ACC_WRITE, buf), "w");
+	CHECK_STR(devcg_access_format(0, buf), "");
+	/* bits that are no access are not written */
+	CHECK_STR(devcg_access_format(8 | DEVCG_ACC_READ, buf), "r");
+}
+
 UTEST(rule_format_output_parses_back_to_the_same_rule)
 {
 	static const uint32_t nums[] = { 0, 1, 7, 254, 4294967294u, ANY };

@@ -66,7 +66,7 @@ static json_t *entry_json(const struct devcg_hotplug_entry *e)
 	snprintf(mode, sizeof(mode), "%04o", e->mode);
 	o = json_pack("{s:o, s:s, s:I, s:I, s:s, s:s, s:s}", "path", cli_text(e->path, (size_t)-1), "type",
 		      e->type == DEVCG_BLOCK ? "b" : "c", "major", (json_int_t)e->major, "minor",
-		      (json_int_t)e->minor, "access", cli_access_string(e->access, acc), "node",
+		      (json_int_t)e->minor, "access", devcg_access_format(e->access, acc), "node",
 		      word(node_words, sizeof(node_words) / sizeof(node_words[0]), e->node), "permission",
 		      word(perm_words, sizeof(perm_words) / sizeof(perm_words[0]), e->permission));
 	if (!o)
@@ -130,7 +130,7 @@ static void print_result(struct cli *cli, const struct devcg_hotplug_result *r)
 		printf("%s: %c %u:%u", cli_safe(e->path, safe, sizeof(safe)), e->type == DEVCG_BLOCK ? 'b' : 'c',
 		       e->major, e->minor);
 		if (e->access)
-			printf(" %s", cli_access_string(e->access, acc));
+			printf(" %s", devcg_access_format(e->access, acc));
 		printf(": permission %s, node %s",
 		       word(perm_words, sizeof(perm_words) / sizeof(perm_words[0]), e->permission),
 		       word(node_words, sizeof(node_words) / sizeof(node_words[0]), e->node));

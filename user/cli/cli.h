@@ -89,7 +89,6 @@ int cli_hotplug(struct cli *cli, int argc, char **argv, bool attach, const struc
 int cli_pid(const char *s);
 
 /* "rw", "m", ...: the letters of an access mask. */
-const char *cli_access_string(uint32_t access, char buf[4]);
 
 /* A JSON string of N bytes of S (N = (size_t)-1: up to its NUL), with
  * control bytes and bytes that are not valid UTF-8 shown as \xNN. */

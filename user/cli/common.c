@@ -238,25 +238,11 @@ void cli_format_exception(const struct devcg_exception *ex, char *buf, size_t le
 	snprintf(buf, len, "%s", line + strlen("allow "));
 }
 
-const char *cli_access_string(uint32_t access, char buf[4])
-{
-	int n = 0;
-
-	if (access & DEVCG_ACC_READ)
-		buf[n++] = 'r';
-	if (access & DEVCG_ACC_WRITE)
-		buf[n++] = 'w';
-	if (access & DEVCG_ACC_MKNOD)
-		buf[n++] = 'm';
-	buf[n] = '\0';
-	return buf;
-}
-
 json_t *cli_exception_json(const struct devcg_exception *ex, bool allow)
 {
 	char acc[4];
 	json_t *o = json_pack("{s:b, s:s, s:s}", "allow", allow, "type",
-			      ex->type == DEVCG_BLOCK ? "b" : "c", "access", cli_access_string(ex->access, acc));
+			      ex->type == DEVCG_BLOCK ? "b" : "c", "access", devcg_access_format(ex->access, acc));
 
 	/* '*' is null, as an absent major or minor is in OCI */
 	json_object_set_new(o, "major", ex->major == DEVCG_ANY ? json_null() : json_integer(ex->major));

@@ -83,7 +83,7 @@ static json_t *to_json(const struct devcg_doctor_result *r)
 			json_object_set_new(o, "minor", json_integer(f->minor));
 		}
 		if (f->access)
-			json_object_set_new(o, "access", json_string(cli_access_string(f->access, accs)));
+			json_object_set_new(o, "access", json_string(devcg_access_format(f->access, accs)));
 		json_array_append_new(findings, o);
 	}
 	return json_pack("{s:o, s:i, s:b, s:o, s:o, s:o, s:o, s:o}", "cgroup", cli_text(r->cgroup, (size_t)-1),

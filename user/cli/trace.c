@@ -214,7 +214,7 @@ static void emit_open(struct session *s, const struct devcg_trace_event *ev, boo
 	if (s->metrics)
 		devcg_metrics_refused_open(s->metrics, cg2, cg1, has_dev ? dev_string(type, major, minor, dev,
 										    sizeof(dev)) : NULL);
-	cli_access_string(devcg_open_access(ev->open.oflags), acc);
+	devcg_access_format(devcg_open_access(ev->open.oflags), acc);
 	if (s->cli->json) {
 		json_t *o = common(s, "open_denied", ev->ts_ns, ev->pid, ev->tid, ev->comm, ev->ppid,
 				   ev->pcomm, "tracepoint");
@@ -248,7 +248,7 @@ static void emit_check(struct session *s, const struct devcg_trace_event *ev)
 		return;
 	s->counts[N_DEVICE]++;
 	dev_string(ev->check.type, ev->check.major, ev->check.minor, dev, sizeof(dev));
-	cli_access_string(ev->check.access, acc);
+	devcg_access_format(ev->check.access, acc);
 	if (s->cli->json) {
 		json_t *o = common(s, "device_denied", ev->ts_ns, ev->pid, ev->tid, ev->comm, ev->ppid,
 				   ev->pcomm, source_name(ev->source));
@@ -283,7 +283,7 @@ static void emit_audit(struct session *s, const struct devcg_audit_event *a)
 		return;
 	s->counts[N_DEVICE]++;
 	dev_string(a->type, a->major, a->minor, dev, sizeof(dev));
-	cli_access_string(a->access, acc);
+	devcg_access_format(a->access, acc);
 	if (a->decided)
 		cli_format_exception(&ex, exc, sizeof(exc));
 	if (s->cli->json) {
@@ -415,7 +415,7 @@ static void on_revoke(void *ctx, const struct devcg_revoke *rv)
 				   rv->writer_ppid, rv->writer_pcomm, "bpf_prog_change");
 
 		for (i = 0; i < rv->ndevices; i++) {
-			cli_access_string(rv->devices[i].access, acc);
+			devcg_access_format(rv->devices[i].access, acc);
 			json_array_append_new(devs, json_pack("{s:o, s:s, s:I}", "dev",
 				cli_text(dev_string(rv->devices[i].type, rv->devices[i].major, rv->devices[i].minor,
 						    dev, sizeof(dev)), (size_t)-1),
@@ -457,7 +457,7 @@ static void on_revoke(void *ctx, const struct devcg_revoke *rv)
 	       (unsigned long long)(rv->first_denied_ns - rv->start_ns),
 	       (unsigned long long)(rv->last_denied_ns - rv->start_ns));
 	for (i = 0; i < rv->ndevices; i++) {
-		cli_access_string(rv->devices[i].access, acc);
+		devcg_access_format(rv->devices[i].access, acc);
 		printf("%s%s %s x%llu", i ? "," : " devices=",
 		       dev_string(rv->devices[i].type, rv->devices[i].major, rv->devices[i].minor, dev, sizeof(dev)),
 		       acc, (unsigned long long)rv->devices[i].count);

@@ -440,22 +440,6 @@ static void note_check(struct devcg_gaps *g, const struct devcg_trace_event *ev)
 	g->checks[i].ts = ev->ts_ns;
 }
 
-/* The access an open with flags OFLAGS asks of its device, as
- * devcgroup_inode_permission() has it (O_TRUNC asks for write too). */
-static uint32_t open_access(uint32_t oflags)
-{
-	uint32_t access = 0;
-
-	switch (oflags & O_ACCMODE) {
-	case O_RDONLY: access = DEVCG_ACC_READ; break;
-	case O_WRONLY: access = DEVCG_ACC_WRITE; break;
-	case O_RDWR: access = DEVCG_ACC_READ | DEVCG_ACC_WRITE; break;
-	}
-	if (oflags & O_TRUNC)
-		access |= DEVCG_ACC_WRITE;
-	return access;
-}
-
 /* When the open EV of device TYPE MAJOR:MINOR (type 0: not known) was
  * refused: at its task's denied check of that device before it returned
  * (taken, so that it places one open), else at its return; *ACCESS is the
@@ -466,7 +450,7 @@ static uint64_t refused_at(struct devcg_gaps *g, const struct devcg_trace_event 
 	size_t i = check_of(g, ev->tid);
 	uint64_t ts;
 
-	*access = open_access(ev->open.oflags);
+	*access = devcg_open_access(ev->open.oflags);
 	if (i == MAX_CHECKS || !type || g->checks[i].type != type || g->checks[i].major != major ||
 	    g->checks[i].minor != minor || g->checks[i].ts > ev->ts_ns ||
 	    g->checks[i].ts + CHECK_AGE_NS < ev->ts_ns)

@@ -138,20 +138,6 @@ static void head(struct devcg_journal_entry *e, const char *event, int priority,
 	add_text(e, "DEVCG_WRITER_PCOMM", pcomm, strnlen(pcomm, 16));
 }
 
-static const char *access_string(uint8_t a, char buf[4])
-{
-	int n = 0;
-
-	if (a & DEVCG_ACC_READ)
-		buf[n++] = 'r';
-	if (a & DEVCG_ACC_WRITE)
-		buf[n++] = 'w';
-	if (a & DEVCG_ACC_MKNOD)
-		buf[n++] = 'm';
-	buf[n] = '\0';
-	return buf;
-}
-
 void devcg_journal_gap_entry(struct devcg_journal_entry *e, const struct devcg_gap *g)
 {
 	char devs[DEVCG_GAP_MAX_DEVICES * 24 + 1] = "", dev[24], cg[1024], comm[80];
@@ -208,7 +194,7 @@ void devcg_journal_revoke_entry(struct devcg_journal_entry *e, const struct devc
 		}
 		strcat(devs, devcg_trace_dev_string(rv->devices[i].type, rv->devices[i].major,
 						    rv->devices[i].minor, dev, sizeof(dev)));
-		strcat(acc, access_string(rv->devices[i].access, a));
+		strcat(acc, devcg_access_format(rv->devices[i].access, a));
 	}
 	for (i = 0; i < rv->nvictims && i < DEVCG_REVOKE_MAX_VICTIMS; i++)
 		snprintf(victims + strlen(victims), sizeof(victims) - strlen(victims), "%s%u/%s", i ? "," : "",

@@ -96,19 +96,6 @@ static struct devcg_doctor_finding *add_finding(struct devcg_doctor_result *r, u
 
 /* ---- findings, from the facts alone ---------------------------------------- */
 
-static void acc_str(uint8_t a, char buf[4])
-{
-	int k = 0;
-
-	if (a & DEVCG_ACC_READ)
-		buf[k++] = 'r';
-	if (a & DEVCG_ACC_WRITE)
-		buf[k++] = 'w';
-	if (a & DEVCG_ACC_MKNOD)
-		buf[k++] = 'm';
-	buf[k] = '\0';
-}
-
 
 /* "/dev/x (c 1:3)" or "c 1:3", escaped. */
 static void name_of(const struct devcg_doctor_node *n, char *buf, size_t len)
@@ -245,7 +232,7 @@ int devcg_doctor_find(struct devcg_doctor_result *r, const struct devcg_policy *
 		/* hybrid host: the programs allow what the v1 list refuses
 		 * (what `check` on the v2 side alone would call allowed) */
 		if (v1_refuses) {
-			acc_str(v1_refuses, acc);
+			devcg_access_format(v1_refuses, acc);
 			FIND(DEVCG_DOCTOR_V1_REFUSES, "v1-v2-differ", n, v1_refuses);
 			snprintf(f->message, sizeof(f->message),
 				 "the device programs allow %s %s, the cgroup v1 devices cgroup %s refuses it",
@@ -255,7 +242,7 @@ int devcg_doctor_find(struct devcg_doctor_result *r, const struct devcg_policy *
 		}
 		/* allowed, by its own exception, and no node to open */
 		if (!n->present && (allowed & (DEVCG_ACC_READ | DEVCG_ACC_WRITE)) && !runtime_default(n)) {
-			acc_str(allowed, acc);
+			devcg_access_format(allowed, acc);
 			FIND(DEVCG_DOCTOR_ALLOWED_ABSENT, "allowed-absent", n, allowed);
 			snprintf(f->message, sizeof(f->message),
 				 "%s is allowed (%s) but has no node in the container's /dev", name, acc);
@@ -287,7 +274,7 @@ int devcg_doctor_find(struct devcg_doctor_result *r, const struct devcg_policy *
 			if (lost) {
 				char unit[4 * 256 + 1];
 
-				acc_str(lost, acc);
+				devcg_access_format(lost, acc);
 				devcg_escape(unit, sizeof(unit), r->unit, (size_t)-1, 0);
 				FIND(DEVCG_DOCTOR_SYSTEMD_RELOAD, "systemd-reload", n, lost);
 				snprintf(f->message, sizeof(f->message),

@@ -166,20 +166,6 @@ int hp_edit_redo(struct devcg_policy *p, void *ctx, struct devcg_error *err)
 	return changed ? 0 : 1;
 }
 
-static const char *acc_text(uint8_t access, char buf[4])
-{
-	int n = 0;
-
-	if (access & DEVCG_ACC_READ)
-		buf[n++] = 'r';
-	if (access & DEVCG_ACC_WRITE)
-		buf[n++] = 'w';
-	if (access & DEVCG_ACC_MKNOD)
-		buf[n++] = 'm';
-	buf[n] = '\0';
-	return buf;
-}
-
 int hp_edit_detach(struct devcg_policy *p, void *ctx, struct devcg_error *err)
 {
 	static const uint8_t one[3] = { DEVCG_ACC_READ, DEVCG_ACC_WRITE, DEVCG_ACC_MKNOD };
@@ -222,7 +208,7 @@ int hp_edit_detach(struct devcg_policy *p, void *ctx, struct devcg_error *err)
 			continue;
 		if (k->action != DEVCG_PERM_REMOVED)
 			k->action = DEVCG_PERM_STILL_ALLOWED;
-		snprintf(k->note, sizeof(k->note), "still allowed (%s) by %s%s", acc_text(left, acc),
+		snprintf(k->note, sizeof(k->note), "still allowed (%s) by %s%s", devcg_access_format(left, acc),
 			 decided ? text : "", by_default ? (decided ? " and the default" :
 							    "the policy's default (allow); detach adds no deny") : "");
 	}

@@ -296,19 +296,6 @@ static uint8_t access_of(const char *rwm)
 	return a;
 }
 
-static void rwm_of(uint8_t a, char buf[4])
-{
-	int n = 0;
-
-	if (a & DEVCG_ACC_READ)
-		buf[n++] = 'r';
-	if (a & DEVCG_ACC_WRITE)
-		buf[n++] = 'w';
-	if (a & DEVCG_ACC_MKNOD)
-		buf[n++] = 'm';
-	buf[n] = '\0';
-}
-
 /* The unit's DevicePolicy= and DeviceAllow= entries. */
 static int read_unit(sd_bus *bus, const char *unit, char policy[16], struct devcg_sd_entry **out,
 		     size_t *n, struct devcg_error *err)
@@ -493,7 +480,7 @@ int devcg_systemd_widen(const char *unit, const struct devcg_policy *policy, siz
 
 		if (!send[i].access)
 			continue;
-		rwm_of(send[i].access, rwm);
+		devcg_access_format(send[i].access, rwm);
 		ret = sd_bus_message_append(m, "(ss)", send[i].path, rwm);
 		if (ret >= 0)
 			(*sent)++;
@@ -561,7 +548,7 @@ static int policy_of(sd_bus *bus, const char *unit, const struct devcg_parse_opt
 	for (i = 0; !ret && i < n; i++) {
 		char line[sizeof(have->path) + 16], rwm[4];
 
-		rwm_of(have[i].access, rwm);
+		devcg_access_format(have[i].access, rwm);
 		snprintf(line, sizeof(line), "allow %s %s", have[i].path, rwm);
 		ret = devcg_rules_parse_rule(rules, line, source, popts, err);
 		/* systemd logs and skips an entry it cannot resolve */

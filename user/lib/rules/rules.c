@@ -87,23 +87,29 @@ static void format_num(char *buf, size_t len, uint32_t v)
 		snprintf(buf, len, "%u", v);
 }
 
+const char *devcg_access_format(uint32_t access, char buf[4])
+{
+	int n = 0;
+
+	if (access & DEVCG_ACC_READ)
+		buf[n++] = 'r';
+	if (access & DEVCG_ACC_WRITE)
+		buf[n++] = 'w';
+	if (access & DEVCG_ACC_MKNOD)
+		buf[n++] = 'm';
+	buf[n] = '\0';
+	return buf;
+}
+
 int devcg_rule_format(const struct devcg_rule *rule, char *buf, size_t len)
 {
 	const char *verb = rule->verb == DEVCG_VERB_ALLOW ? "allow" : "deny";
 	char maj[12], min[12], acc[4];
-	int n = 0;
 
 	if (rule->type == DEVCG_ALL)
 		return snprintf(buf, len, "%s a", verb);
 	format_num(maj, sizeof(maj), rule->major);
 	format_num(min, sizeof(min), rule->minor);
-	if (rule->access & DEVCG_ACC_READ)
-		acc[n++] = 'r';
-	if (rule->access & DEVCG_ACC_WRITE)
-		acc[n++] = 'w';
-	if (rule->access & DEVCG_ACC_MKNOD)
-		acc[n++] = 'm';
-	acc[n] = '\0';
 	return snprintf(buf, len, "%s %c %s:%s %s", verb, rule->type == DEVCG_BLOCK ? 'b' : 'c',
-			maj, min, acc);
+			maj, min, devcg_access_format(rule->access, acc));
 }
