@@ -29,11 +29,6 @@
  * (one is kept per task) of the open's own device, at most CHECK_AGE_NS
  * before the open returned. */
 #define LATE_NS 2000000ull
-/* A refused open stamped later still, while the window is open (its CPU
- * taken away between the check and the stamp: a virtual CPU of a loaded
- * host, an interrupt), is the window's too when the list the window's
- * writes have left grants that very request: the kernel could not have
- * refused it after those writes. */
 #define CHECK_AGE_NS 1000000000ull
 #define MAX_CHECKS 64
 #define FREEZE_LOOKBACK_NS 2000000000ull
@@ -299,7 +294,11 @@ static void add_device(uint32_t *n, void *devices, uint32_t type, uint32_t major
 }
 
 /* A refused open of TYPE MAJOR:MINOR for ACCESS (0: not known), refused at
- * TS. */
+ * TS. One stamped past LATE_NS after the last write is tentative, unless
+ * the list the window's writes have left grants that very request: the v1
+ * list could not have refused it after those writes, so it was refused in
+ * the window and stamped late (its CPU taken away between the check and
+ * the stamp: a virtual CPU of a loaded host, an interrupt). */
 static void count_denied(struct window *w, uint64_t ts, uint32_t type, uint32_t major, uint32_t minor,
 			 uint32_t access)
 {
