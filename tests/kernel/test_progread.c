@@ -650,3 +650,43 @@ TEST(reader_decides_systemds_programs_as_the_kernel_on_every_probe)
 		close(fd);
 	}
 }
+
+/*
+ * The programs named in DEVCG_TEST_PROG_IDS, "ID:OWNER ..." (OWNER as
+ * devcg_reader_owner() must name it), each read and decided as the kernel
+ * decides, with its control: the programs a Kubernetes node's runtimes and
+ * systemd installed on its pods' cgroups (the k8s-node guest,
+ * tools/vmtest/guest/k8s-node.sh, sets it). SKIP without the variable.
+ */
+TEST(reader_decides_the_programs_in_DEVCG_TEST_PROG_IDS_as_the_kernel_on_every_probe)
+{
+	const char *env = getenv("DEVCG_TEST_PROG_IDS");
+	char copy[4096], *tok, *save = NULL;
+	unsigned int n = 0;
+
+	if (!env || !*env)
+		SKIP("DEVCG_TEST_PROG_IDS is not set (the k8s-node guest sets it to its pods' programs)");
+	need_v2();
+	CHECK_MSG(strlen(env) < sizeof(copy), "DEVCG_TEST_PROG_IDS is too long");
+	snprintf(copy, sizeof(copy), "%s", env);
+	for (tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+		struct devcg_error err = { 0 };
+		struct devcg_reader *r;
+		char *end, whose[128];
+		unsigned long id = strtoul(tok, &end, 10);
+		int fd;
+
+		CHECK_MSG(end != tok && *end == ':' && end[1], "DEVCG_TEST_PROG_IDS: '%s' is not ID:OWNER", tok);
+		fd = bpf_prog_get_fd_by_id((uint32_t)id);
+		CHECK_MSG(fd >= 0, "program %lu: %s", id, strerror(errno));
+		CHECK_MSG(!devcg_reader_open(fd, 0, NULL, &r, &err), "program %lu: %s", id, err.msg);
+		CHECK_MSG(!strcmp(devcg_reader_owner(r), end + 1), "program %lu: the reader says it is %s's, not %s's",
+			  id, devcg_reader_owner(r), end + 1);
+		devcg_reader_free(r);
+		snprintf(whose, sizeof(whose), "%s's program %lu", end + 1, id);
+		differential_and_control(fd, whose);
+		close(fd);
+		n++;
+	}
+	CHECK_MSG(n > 0, "DEVCG_TEST_PROG_IDS names no program");
+}

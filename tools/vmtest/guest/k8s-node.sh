@@ -40,8 +40,8 @@
 . /usr/lib/devcg-vmtest/lib.sh
 
 CRI=$DEVCG_VMTEST_LIB/devcg-cri
-K8S_RELOADS=${K8S_RELOADS:-20}
-K8S_UPDATES=${K8S_UPDATES:-10}
+K8S_RELOADS=${K8S_RELOADS:-100}
+K8S_UPDATES=${K8S_UPDATES:-100}
 # K8S_RECORD=1: measure and print, expect nothing (to fill EXPECT)
 K8S_RECORD=${K8S_RECORD:-}
 STATE=/run/devcg-k8s/state
@@ -260,19 +260,48 @@ for p in "${PODS[@]}"; do
 	info "  $(devcg show "/sys/fs/cgroup${CG[$p]}" 2>&1 | grep '^#' | tr '\n' ' ')"
 done
 
-# devcg attach into a container whose only programs are the runtime's and
-# systemd's (the cdi pods: no devcg filter) is refused, and says why
-for rt in runc crun; do
-	p=cdi-$rt
+# ---- the reader on this node's programs (runc 1.1.15, crun 1.21, systemd 257)
+# Every device program that applies to a running pod container (the
+# runtime's on its cgroup, systemd's sd_devices on its scope, devcg's from
+# the hooks and attach), as `devcg show -j` lists them with their owners, is
+# read by devcg and decided as the kernel decides on every probe: the kernel
+# test reader_decides_the_programs_in_DEVCG_TEST_PROG_IDS_... (its control:
+# a reader flipping one decision must fail it). Then the host suite's
+# runtime tests on this node's runc and crun (programs made by `runc run`
+# and `crun run` with their cgroupfs driver; devcg attach taking them over).
+t0=$SECONDS
+ids=$(for p in "${PODS[@]}"; do
 	[ -n "${PID[$p]:-}" ] || continue
-	if out=$(devcg attach -p "${PID[$p]}" --cdi nvidia.com/gpu=0 2>&1); then
-		fail "attach_refused_without_devcg_filter_$rt" "devcg attach succeeded: $out"
-	elif grep -q "device programs of others" <<<"$out"; then
-		pass "attach_refused_without_devcg_filter_$rt"
-	else
-		fail "attach_refused_without_devcg_filter_$rt" "$out"
-	fi
+	devcg show -j "/sys/fs/cgroup${CG[$p]}" | python3 -c 'import json, sys
+for prog in json.load(sys.stdin)["programs"]:
+    if prog["visible"]:
+        print("%d:%s" % (prog["id"], prog["owner"]))'
+done | sort -u | tr '\n' ' ')
+info "the pods' device programs (id:owner): $ids"
+for owner in runc crun systemd devcg; do
+	if grep -q ":$owner " <<<"$ids"; then pass "k8s_pods_have_a_program_of_$owner"
+	else fail "k8s_pods_have_a_program_of_$owner" "none in: $ids"; fi
 done
+out=$(DEVCG_TEST_PROG_IDS="$ids" "$DEVCG_VMTEST_LIB/kernel-tests" \
+	'reader_decides_the_programs_in_DEVCG_TEST_PROG_IDS_as_the_kernel_on_every_probe' 2>&1)
+if printf '%s\n' "$out" | grep -q '^1 passed, 0 failed, 0 skipped$'; then
+	pass k8s_reader_decides_the_pods_programs_as_the_kernel
+else
+	fail k8s_reader_decides_the_pods_programs_as_the_kernel "$(printf '%s\n' "$out" | tail -n 5 | tr '\n' ' ')"
+fi
+RT_TESTS=(reader_decides_runcs_program_as_the_kernel_on_every_probe
+	reader_decides_cruns_program_as_the_kernel_on_every_probe
+	attach_takes_over_runcs_program_keeping_every_device_it_allowed
+	attach_takes_over_cruns_program_keeping_every_device_it_allowed
+	show_and_check_read_runcs_program show_and_check_read_cruns_program)
+out=$(DEVCG=/usr/bin/devcg DEVCG_READER=$DEVCG_VMTEST_LIB/devcg-reader \
+	"$DEVCG_VMTEST_LIB/kernel-tests" "${RT_TESTS[@]}" 2>&1)
+if printf '%s\n' "$out" | grep -q "^${#RT_TESTS[@]} passed, 0 failed, 0 skipped$"; then
+	pass k8s_reader_and_attach_on_this_nodes_runc_and_crun
+else
+	fail k8s_reader_and_attach_on_this_nodes_runc_and_crun "$(printf '%s\n' "$out" | grep -v '^ok' | tail -n 8 | tr '\n' ' ')"
+fi
+info "time: the reader on this node's programs: $((SECONDS - t0))s"
 for p in "${!OUT[@]}"; do stop_pod "$p"; done
 
 # ---- 3: the trace through all operations ----------------------------------
@@ -372,6 +401,60 @@ for op in "${OPS[@]}"; do
 	esac
 	info "$op: done in $((SECONDS - t0))s"
 	judge "$op"
+done
+
+# ---- devcg attach takes over the runtime's program --------------------------
+# The CDI pods went through the operations with only runc's (crun's) program
+# and systemd's. devcg attach --cdi of the GPU they already have reads them
+# and takes the container cgroup's program over in one swap, without
+# --force: afterwards devcg's program is the only one on that cgroup, devcg
+# check decides every probe as before (nothing the runtime allowed is lost,
+# nothing is widened), and the reader sees no EPERM on the GPU through it;
+# the control node stays refused (EPERM) throughout.
+PROBES=("c 1:3" "c 1:5" "c 1:7" "c 1:8" "c 1:9" "c 5:0" "c 5:1" "c 5:2" "c 10:200" "c 136:3"
+	"c 195:0" "c 195:255" "c 240:0" "c 240:1" "c 240:9" "b 7:0" "b 8:0")
+checks() { # CGROUP: "TYPE M:N ACC allow|deny|error" per probe and access
+	local pr a r
+	for pr in "${PROBES[@]}"; do
+		for a in r w m; do
+			devcg check "$1" $pr $a >/dev/null 2>&1
+			case $? in 0) r=allow ;; 1) r=deny ;; *) r=error ;; esac
+			echo "$pr $a $r"
+		done
+	done
+}
+for rt in runc crun; do
+	p=cdi-$rt
+	[ -z "${OUT[$p]:-}" ] && [ -n "${PID[$p]:-}" ] || continue
+	cg=/sys/fs/cgroup${CG[$p]}
+	before=$(checks "$cg")
+	s0=$(snapshot "$p")
+	if ! out=$(devcg attach -p "${PID[$p]}" --cdi nvidia.com/gpu=0 2>&1); then
+		fail "attach_takes_over_the_runtimes_program_$rt" "devcg attach: $out"
+		continue
+	fi
+	info "$p: devcg attach -p ${PID[$p]} --cdi nvidia.com/gpu=0: $(head -n1 <<<"$out")"
+	wait_gens "$p" 3
+	s1=$(snapshot "$p")
+	after=$(checks "$cg")
+	own=$(devcg show -j "$cg" | python3 -c 'import json, sys
+d = json.load(sys.stdin)
+print(" ".join("%d:%s" % (p["id"], p["owner"]) for p in d["programs"] if p["cgroup"] == d["cgroup"]))')
+	gpu=$(window "$s0" "$s1" "$GPU") ctl=$(delta "$s0" "$s1" "$CONTROL" EPERM)
+	info "FACT k8s: devcg attach on $p: programs on its cgroup now: $own; $GPU $gpu; $CONTROL EPERM=$ctl"
+	if [ "$ctl" = 0 ]; then
+		fail "attach_takes_over_the_runtimes_program_$rt" "the control: the reader saw no EPERM on $CONTROL"
+	elif [ "$before" != "$after" ]; then
+		fail "attach_takes_over_the_runtimes_program_$rt" "devcg check differs: $(diff <(echo "$before") <(echo "$after") | grep '^[<>]' | tr '\n' ' ')"
+	elif ! [[ $own =~ ^[0-9]+:devcg$ ]]; then
+		fail "attach_takes_over_the_runtimes_program_$rt" "programs on $cg: $own (expected devcg's alone)"
+	elif [ "$(delta "$s0" "$s1" "$GPU" EPERM)" != 0 ] || [ "$(delta "$s0" "$s1" "$GPU" ENXIO)" = 0 ]; then
+		fail "attach_takes_over_the_runtimes_program_$rt" "the reader: $GPU $gpu"
+	else
+		pass "attach_takes_over_the_runtimes_program_$rt"
+	fi
+	if grep -qx "c 240:9 r deny" <<<"$after"; then pass "attach_takes_over_keeps_the_control_refused_$rt"
+	else fail "attach_takes_over_keeps_the_control_refused_$rt" "$(grep '^c 240:9' <<<"$after" | tr '\n' ' ')"; fi
 done
 
 # ---- 4: detach from the hot-plugged containers -------------------------------
