@@ -22,9 +22,11 @@
 #             (devcg.test/filter=runtime: the runtime's policy, no rules
 #             of its own); devcg attach -p PID --cdi nvidia.com/gpu=0 into
 #             the running container, devcg detach at the end
-# Whether the GPU opens at start is checked against START_EXPECT (with
-# crun 1.21 the scope's own DeviceAllow= refuses what a hook grants below
-# it); a pod whose GPU does not open takes no part in the operations.
+# Whether the GPU opens at start is checked against START_EXPECT (crun
+# 1.21 runs the container in its scope's child "container", and systemd's
+# program on the scope, from the scope's DeviceAllow=, refuses what a hook
+# grants below it unless devcg's systemd step widens the scope); a pod
+# whose GPU does not open takes no part in the operations.
 # Operations, one at a time (a container whose GPU an operation revoked is
 # replaced by a fresh one before the next): K8S_UPDATES (100)
 # UpdateContainerResources on each container, a systemctl set-property
@@ -41,7 +43,7 @@
 
 CRI=$DEVCG_VMTEST_LIB/devcg-cri
 K8S_RELOADS=${K8S_RELOADS:-100}
-K8S_UPDATES=${K8S_UPDATES:-100}
+K8S_UPDATES=${K8S_UPDATES:-10}
 # K8S_RECORD=1: measure and print, expect nothing (to fill EXPECT)
 K8S_RECORD=${K8S_RECORD:-}
 STATE=/run/devcg-k8s/state
@@ -56,7 +58,7 @@ OPS=(update set_property daemon_reexec daemon_reload)
 # operation does to it, EXPECT[OP:POD] (keeps, revokes)
 declare -A START_EXPECT=(
 	[cdi-runc]=opens [cdi-crun]=opens [hooknosd-runc]=opens [hooknosd-crun]=refused
-	[hook-runc]=opens [hook-crun]=refused [attach-runc]=opens [attach-crun]=refused
+	[hook-runc]=opens [hook-crun]=opens [attach-runc]=opens [attach-crun]=opens
 )
 declare -A EXPECT=(
 	[update:cdi-runc]=keeps [update:cdi-crun]=keeps [update:hooknosd-runc]=revokes
@@ -261,9 +263,9 @@ for p in "${PODS[@]}"; do
 done
 
 # ---- the reader on this node's programs (runc 1.1.15, crun 1.21, systemd 257)
-# Every device program that applies to a running pod container (the
-# runtime's on its cgroup, systemd's sd_devices on its scope, devcg's from
-# the hooks and attach), as `devcg show -j` lists them with their owners, is
+# Every device program of others that applies to a running pod container
+# (the runtime's on its cgroup, systemd's sd_devices on its scope; devcg's
+# own are the busybox guest's), as `devcg show -j` lists them with owners, is
 # read by devcg and decided as the kernel decides on every probe: the kernel
 # test reader_decides_the_programs_in_DEVCG_TEST_PROG_IDS_... (its control:
 # a reader flipping one decision must fail it). Then the host suite's
@@ -274,11 +276,11 @@ ids=$(for p in "${PODS[@]}"; do
 	[ -n "${PID[$p]:-}" ] || continue
 	devcg show -j "/sys/fs/cgroup${CG[$p]}" | python3 -c 'import json, sys
 for prog in json.load(sys.stdin)["programs"]:
-    if prog["visible"]:
+    if prog["visible"] and prog["owner"] != "devcg":
         print("%d:%s" % (prog["id"], prog["owner"]))'
 done | sort -u | tr '\n' ' ')
 info "the pods' device programs (id:owner): $ids"
-for owner in runc crun systemd devcg; do
+for owner in runc crun systemd; do
 	if grep -q ":$owner " <<<"$ids"; then pass "k8s_pods_have_a_program_of_$owner"
 	else fail "k8s_pods_have_a_program_of_$owner" "none in: $ids"; fi
 done
@@ -289,11 +291,11 @@ if printf '%s\n' "$out" | grep -q '^1 passed, 0 failed, 0 skipped$'; then
 else
 	fail k8s_reader_decides_the_pods_programs_as_the_kernel "$(printf '%s\n' "$out" | tail -n 5 | tr '\n' ' ')"
 fi
+t1=$SECONDS
 RT_TESTS=(reader_decides_runcs_program_as_the_kernel_on_every_probe
 	reader_decides_cruns_program_as_the_kernel_on_every_probe
 	attach_takes_over_runcs_program_keeping_every_device_it_allowed
-	attach_takes_over_cruns_program_keeping_every_device_it_allowed
-	show_and_check_read_runcs_program show_and_check_read_cruns_program)
+	attach_takes_over_cruns_program_keeping_every_device_it_allowed)
 out=$(DEVCG=/usr/bin/devcg DEVCG_READER=$DEVCG_VMTEST_LIB/devcg-reader \
 	"$DEVCG_VMTEST_LIB/kernel-tests" "${RT_TESTS[@]}" 2>&1)
 if printf '%s\n' "$out" | grep -q "^${#RT_TESTS[@]} passed, 0 failed, 0 skipped$"; then
@@ -301,7 +303,7 @@ if printf '%s\n' "$out" | grep -q "^${#RT_TESTS[@]} passed, 0 failed, 0 skipped$
 else
 	fail k8s_reader_and_attach_on_this_nodes_runc_and_crun "$(printf '%s\n' "$out" | grep -v '^ok' | tail -n 8 | tr '\n' ' ')"
 fi
-info "time: the reader on this node's programs: $((SECONDS - t0))s"
+info "time: the reader on the pods' programs $((t1 - t0))s, on runc's and crun's own $((SECONDS - t1))s"
 for p in "${!OUT[@]}"; do stop_pod "$p"; done
 
 # ---- 3: the trace through all operations ----------------------------------

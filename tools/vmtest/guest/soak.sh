@@ -253,8 +253,11 @@ done
 # program of systemd's applies, and reloads keep the grant without devcg's
 # help. A first DeviceAllow= on the scope turns on systemd's policy for the
 # scope (auto with an entry: the pseudo devices and the entries only), and
-# its program applies to the child too: the grant is revoked; devcg widens
-# only the unit whose own cgroup it writes.
+# its program applies to the child too: the grant is revoked. devcg widens
+# a scope above the cgroup it writes only where systemd restricts that
+# scope already (a DevicePolicy= other than auto, or a DeviceAllow=
+# entry: the k8s-node guest's crun pods); it leaves an unrestricted one
+# unrestricted.
 name=soak-podman-crun
 if [ -n "${W_GRANT[$name]:-}" ] && [ "${W_OWN[$name]}" = no ]; then
 	s0=$(snapshot "$name")

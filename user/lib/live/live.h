@@ -128,8 +128,10 @@ int devcg_update_edit(const char *cgroup, devcg_policy_edit_fn edit, void *ctx,
 
 /*
  * systemd.c: keeping a unit's own device program from narrowing devcg's.
- * The unit whose own cgroup is CG: 1 and its name, 0 when there is none
- * (or systemd is not PID 1), or an error.
+ * The unit whose own cgroup is CG, or the service or scope whose own cgroup
+ * is above CG (crun's child "container" of a container's scope: systemd's
+ * program there decides CG's opens too): 1 and its name, 0 when there is
+ * none (or systemd is not PID 1), or an error.
  */
 int devcg_systemd_unit_of(const struct devcg_cgroup *cg, char *unit, size_t len, struct devcg_error *err);
 /* Every connection to systemd, readers' and writers', and each call on it

@@ -29,6 +29,8 @@
  */
 #include "live/live.h"
 
+#include <fcntl.h>
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -219,9 +221,107 @@ static const char *cgroup_interface(const char *unit)
 	return NULL;
 }
 
-static int unit_of(sd_bus *bus, const char *rel, int cgroup_fd, char *unit, size_t len,
+/* Does the cgroup directory FD hold no process and exactly one child
+ * cgroup (the one on the way down to the cgroup written)? */
+static bool holds_one_child_only(int fd)
+{
+	char buf[1];
+	struct dirent *d;
+	int procs, dfd, dirs = 0;
+	ssize_t got;
+	DIR *dir;
+
+	procs = openat(fd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (procs < 0)
+		return false;
+	got = read(procs, buf, sizeof(buf));
+	close(procs);
+	if (got != 0)
+		return false;
+	dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dir = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!dir) {
+		if (dfd >= 0)
+			close(dfd);
+		return false;
+	}
+	while ((d = readdir(dir)))
+		dirs += d->d_type == DT_DIR && strcmp(d->d_name, ".") && strcmp(d->d_name, "..");
+	closedir(dir);
+	return dirs == 1;
+}
+
+/*
+ * Is CGROUP_FD DEPTH levels below systemd's ControlGroup CG, and is all
+ * that the unit holds in CGROUP_FD's subtree (no process and no other
+ * child on the way up)? Walked up by "..", each step a directory fd: no
+ * path of the subtree is trusted. Widening such a unit's DeviceAllow=
+ * changes what no other process may open.
+ */
+static bool sole_subtree_of(const char *cg, int cgroup_fd, unsigned int depth)
+{
+	int fd = cgroup_fd, up;
+	bool ok = true;
+
+	for (; depth && ok; depth--) {
+		up = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd != cgroup_fd)
+			close(fd);
+		if (up < 0)
+			return false;
+		fd = up;
+		ok = holds_one_child_only(fd);
+	}
+	ok = ok && same_cgroup(cg, fd);
+	if (fd != cgroup_fd)
+		close(fd);
+	return ok;
+}
+
+/* How many levels REL is below CG ("/a.scope" and "/a.scope/x/y": 2), 0
+ * when it is not. */
+static unsigned int levels_below(const char *cg, const char *rel)
+{
+	size_t n = strlen(cg);
+	unsigned int depth = 0;
+
+	if (strncmp(cg, rel, n) || rel[n] != '/' || !rel[n + 1])
+		return 0;
+	for (rel += n; *rel; rel++)
+		depth += *rel == '/' && rel[1] && rel[1] != '/';
+	return depth;
+}
+
+static int read_unit(sd_bus *bus, const char *unit, char policy[16], struct devcg_sd_entry **out,
+		     size_t *n, struct devcg_error *err);
+
+/* Does systemd restrict UNIT's devices (a program of its own on the
+ * unit's cgroup)? Not with DevicePolicy=auto and no DeviceAllow=. */
+static int unit_restricts(sd_bus *bus, const char *unit, struct devcg_error *err)
+{
+	struct devcg_sd_entry *have = NULL;
+	char policy[16];
+	size_t n = 0;
+	int ret = read_unit(bus, unit, policy, &have, &n, err);
+
+	free(have);
+	return ret < 0 ? ret : strcmp(policy, "auto") || n;
+}
+
+/*
+ * The unit whose cgroup CGROUP_FD (REL in systemd's view) is: 1 and its
+ * name in UNIT. ENCLOSING: also a service or scope whose own cgroup is
+ * above REL (crun runs a container in its scope's child "container";
+ * systemd's program on the scope decides that child's opens too), when
+ * REL's subtree is all the unit holds (sole_subtree_of()) and systemd
+ * restricts that unit's devices: a unit with DevicePolicy=auto and no
+ * DeviceAllow= has no program, and a first entry would turn one on.
+ */
+static int unit_of(sd_bus *bus, const char *rel, int cgroup_fd, bool enclosing, char *unit, size_t len,
 		   struct devcg_error *err)
 {
+	unsigned int depth;
+
 	sd_bus_error e = SD_BUS_ERROR_NULL;
 	sd_bus_message *reply = NULL;
 	char *id = NULL, *cg = NULL;
@@ -258,6 +358,12 @@ static int unit_of(sd_bus *bus, const char *rel, int cgroup_fd, char *unit, size
 	if (iface && cg && !strcmp(cg, rel) && same_cgroup(cg, cgroup_fd)) {
 		snprintf(unit, len, "%s", id);
 		ret = 1;
+	} else if (enclosing && iface && cg && (!strcmp(iface, "org.freedesktop.systemd1.Scope") ||
+						 !strcmp(iface, "org.freedesktop.systemd1.Service")) &&
+		   (depth = levels_below(cg, rel)) && sole_subtree_of(cg, cgroup_fd, depth)) {
+		ret = unit_restricts(bus, id, err);
+		if (ret == 1)
+			snprintf(unit, len, "%s", id);
 	}
 out:
 	free(id);
@@ -279,7 +385,7 @@ int devcg_systemd_unit_of(const struct devcg_cgroup *cg, char *unit, size_t len,
 		return 0;
 	ret = bus_open(&bus, err);
 	if (!ret)
-		ret = unit_of(bus, rel, cg->fd, unit, len, err);
+		ret = unit_of(bus, rel, cg->fd, true, unit, len, err);
 	sd_bus_unref(bus);
 	return ret;
 }
@@ -592,7 +698,7 @@ int devcg_systemd_read(const char *rel, int cgroup_fd, char *unit, size_t len,
 	/* bounded as every caller's is (bus_open()) */
 	ret = bus_open(&bus, NULL);
 	if (!ret)
-		ret = unit_of(bus, rel, cgroup_fd, unit, len, NULL);
+		ret = unit_of(bus, rel, cgroup_fd, false, unit, len, NULL);
 	if (ret == 1 && policy_of(bus, unit, NULL, out, NULL))
 		ret = -EIO;
 	if (ret != 1)
