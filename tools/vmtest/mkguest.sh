@@ -8,7 +8,7 @@
 #   - the test binaries and helpers under /usr/lib/devcg-vmtest/
 #     (devcg-errno-reader, devcg-reader, kernel-tests, run, and the guest
 #     scripts' parts: lib.sh, soak.sh, revoke.sh, hotplug-systemd.sh,
-#     trace-service.sh),
+#     sd-enclosing.sh, trace-service.sh, sd-devices.sh),
 #   - tools/vmtest/init-systemd as /init, the runner devcg-vmtest.service,
 #   - the trimming: units the guest never needs are masked.
 # The archive is an uncompressed cpio (newc): it is made anew each time the
@@ -71,7 +71,7 @@ install -m 0755 "$dir/devcg-errno-reader" "$lib/devcg-errno-reader"
 install -m 0755 "$build/devcg-reader" "$lib/devcg-reader"
 install -m 0755 "$build/tests/kernel" "$lib/kernel-tests"
 install -m 0755 "$here/systemd/run" "$lib/run"
-for part in lib soak revoke hotplug-systemd trace-service sd-devices; do
+for part in lib soak revoke hotplug-systemd sd-enclosing trace-service sd-devices; do
 	install -m 0644 "$here/guest/$part.sh" "$lib/$part.sh"
 done
 if [ -n "$k8s" ]; then

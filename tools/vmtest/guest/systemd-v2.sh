@@ -12,7 +12,8 @@
 # failure. With the step (the default) devcg, right after its swap, widens the unit's
 # runtime DeviceAllow= to hold its policy, and every operation keeps it.
 # Then the soak (soak.sh: 100 reloads, runc and podman containers), a
-# hot-plug through a reload (hotplug-systemd.sh), the trace's
+# hot-plug through a reload (hotplug-systemd.sh), the step on a unit above
+# the cgroup written (sd-enclosing.sh), the trace's
 # revocations (revoke.sh), devcg-trace.service (trace-service.sh) and
 # systemd's own programs for several DevicePolicy=/DeviceAllow= sets
 # decided by devcg as by the kernel (sd-devices.sh).
@@ -342,6 +343,11 @@ info "time: the soak: $((SECONDS - t0))s"
 t0=$SECONDS
 . "$DEVCG_VMTEST_LIB/hotplug-systemd.sh"
 info "time: the hot-plug: $((SECONDS - t0))s"
+
+# ---- the unit above crun's child "container" -------------------------------
+t0=$SECONDS
+. "$DEVCG_VMTEST_LIB/sd-enclosing.sh"
+info "time: the unit above a child: $((SECONDS - t0))s"
 
 # ---- devcg trace names the revocations ------------------------------------
 t0=$SECONDS
