@@ -31,7 +31,8 @@ ENC_DEV=$(set -- $FAKEGPU_DEV; echo "$2:$3")
 # DeviceAllow= after) and ENC_OPEN (what the child's open of the fake GPU
 # gives after a daemon-reload)
 enclosing() {
-	local name=$1 policy=$2 sibling=$3 cg pid props=(-p Delegate=yes -p "DevicePolicy=$policy") out
+	local name=$1 policy=$2 sibling=$3 cg pid out props
+	props=(-p Delegate=yes -p "DevicePolicy=$policy")
 	ENC_ALLOW= ENC_OPEN=
 	[ "$policy" = closed ] && props+=(-p 'DeviceAllow=/dev/null rw')
 	if ! systemd-run --quiet --unit="$name" "${props[@]}" sleep 600; then
