@@ -1,10 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # k8s-node.sh with the counts for both: 100 UpdateContainerResources
-# per container and 100 daemon-reloads. make vmtest runs 100 reloads but 10
-# updates: under TCG here an update (containerd running `runc update` or
-# `crun update`) takes 0.3-1.6 s, so 100 on each container would add 5 to
-# 15 minutes to CI (docs/kubernetes.md has this run's numbers):
+# per container and 100 daemon-reloads. make vmtest runs 10 and 20: under
+# TCG here an update (containerd running `runc update` or `crun update`)
+# takes 0.3-1.6 s and a reload 1-5 s, so the 100s would add 10 to 30
+# minutes to CI (docs/kubernetes.md has this run's numbers):
 #   make vmrun GUEST=k8s-node SCRIPT=tools/vmtest/guest/k8s-node-100.sh
 K8S_UPDATES=100 K8S_RELOADS=100
 . /usr/lib/devcg-vmtest/k8s-node.sh

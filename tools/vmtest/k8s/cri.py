@@ -15,10 +15,11 @@ api_pb2_grpc.py beside this file.
       the workload image with ARGV (CDI devices in CDI_devices and in the
       annotation cdi.k8s.io/devcg-NAME, linux devices in devices),
       StartContainer, ContainerStatus: prints "POD CONTAINER PID"
-  devcg-cri update CONTAINER N
-      N UpdateContainerResources, as the CPU manager and an in-place resize
-      send them: CPU shares 1024/512, cpuset 0-1/0, memory 1 GiB/512 MiB,
-      in turn; prints "N updates in S s"
+  devcg-cri update CONTAINER[,CONTAINER...] N
+      N UpdateContainerResources on each container, as the CPU manager and
+      an in-place resize send them: CPU shares 1024/512, cpuset 0-1/0,
+      memory 1 GiB/512 MiB, in turn; the containers at once (a thread
+      each); prints "CONTAINER: N updates in S s" for each
   devcg-cri exec CONTAINER ARGV...   ExecSync: its output, its exit status
   devcg-cri status CONTAINER         ContainerStatus: "STATE PID"
   devcg-cri ls                       ListContainers: "ID POD NAME STATE"
@@ -36,6 +37,7 @@ import json
 import os
 import shlex
 import sys
+import threading
 import time
 import uuid
 
@@ -121,17 +123,34 @@ def cmd_run(args):
 
 
 def cmd_update(args):
-    ctr, n = args[0], int(args[1])
+    ctrs, n = args[0].split(","), int(args[1])
     rt = stub()
-    t0 = time.monotonic()
-    for i in range(n):
-        res = cri.LinuxContainerResources(
-            cpu_shares=1024 if i % 2 == 0 else 512,
-            cpuset_cpus="0-1" if i % 2 == 0 else "0",
-            memory_limit_in_bytes=(1 << 30) if i % 2 == 0 else (512 << 20))
-        rt.UpdateContainerResources(cri.UpdateContainerResourcesRequest(container_id=ctr, linux=res),
-                                    timeout=TIMEOUT)
-    print("%d updates in %.1f s" % (n, time.monotonic() - t0))
+    done, errors = {}, []
+
+    def updates(ctr):
+        t0 = time.monotonic()
+        try:
+            for i in range(n):
+                res = cri.LinuxContainerResources(
+                    cpu_shares=1024 if i % 2 == 0 else 512,
+                    cpuset_cpus="0-1" if i % 2 == 0 else "0",
+                    memory_limit_in_bytes=(1 << 30) if i % 2 == 0 else (512 << 20))
+                rt.UpdateContainerResources(cri.UpdateContainerResourcesRequest(container_id=ctr, linux=res),
+                                            timeout=TIMEOUT)
+        except grpc.RpcError as e:
+            errors.append("%s: %s: %s" % (ctr[:12], e.code().name.lower(), e.details()))
+        done[ctr] = time.monotonic() - t0
+
+    # the containers' updates at once, as the CPU manager sends them
+    threads = [threading.Thread(target=updates, args=(c,)) for c in ctrs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for c in ctrs:
+        print("%s: %d updates in %.1f s" % (c[:12], n, done[c]))
+    if errors:
+        sys.exit("devcg-cri update: " + "; ".join(errors))
 
 
 def cmd_exec(args):
