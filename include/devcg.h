@@ -298,7 +298,9 @@ struct devcg_replace_opts {
 	size_t sz;
 	/* report each denial to the filter's audit ring buffer */
 	bool audit;
-	/* replace even when several foreign device programs are attached */
+	/* replace even when several foreign device programs are attached and
+	 * devcg cannot read the rules of one of them (devcg_replace() takes
+	 * over those it can read without it) */
 	bool force;
 	/*
 	 * Compare-and-swap: replace only this program id (the kernel refuses
@@ -348,7 +350,14 @@ struct devcg_replace_opts {
  * to the cgroup2 mount) without any moment of no filter or a deny-all one:
  * the new program is loaded, filled and frozen first, then swapped in with
  * BPF_F_REPLACE (or in the existing program's own mode). On failure the
- * previous program stays attached. Refused with -EINVAL: a root cgroup
+ * previous program stays attached. Several programs (others' among them)
+ * are taken over when devcg reads each one's rules back (else -EBUSY
+ * naming it, unless opts->force): the new filter takes the place of one,
+ * then the others are detached one by one, so that a request the old and
+ * the new policy both allow stays allowed throughout and none the new one
+ * refuses is allowed from the first step on; a failure after the first
+ * step leaves the new filter beside the rest (still so), which a replace
+ * again completes. Refused with -EINVAL: a root cgroup
  * (an empty CGROUP, the hierarchy's root however spelled, the root of the
  * mount CGROUP goes through, as a cgroup namespace's root); with
  * -ENAMETOOLONG: a path longer than PATH_MAX. devcg_update() and
