@@ -372,7 +372,11 @@ DEVCG_API int devcg_replace(const char *cgroup, const struct devcg_policy *polic
  * -EBUSY (their rules cannot be read) unless opts->force, except a systemd
  * unit's cgroup whose only program is systemd's own: that one starts from
  * the unit's DevicePolicy= and DeviceAllow= (what systemd's program
- * enforces). A filter loaded with audit stays so. */
+ * enforces). A filter loaded with audit stays so. An allow rule of one
+ * device (not a range) that a program on an ancestor cgroup refuses, which
+ * devcg does not change, would not open however the cgroup allows it: it
+ * is refused with -EACCES, naming that cgroup and whose program it is, and
+ * nothing changes (devcg_update_rules() and devcg_attach() too). */
 DEVCG_API int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 			   struct devcg_replace_opts *opts, struct devcg_error *err);
 
@@ -818,6 +822,9 @@ struct devcg_hotplug_result {
  * own exception denies is refused (-EPERM): detach, which adds no deny,
  * could not put it back. On failure everything this call did is undone
  * (after a failed systemd step too) and the message says at which step.
+ * A device that a program on an ancestor cgroup refuses is refused with
+ * -EACCES before anything changes, naming that cgroup and whose program it
+ * is (it would not open whatever devcg allows).
  * *RESULT (may be NULL) is set on success; free it with
  * devcg_hotplug_result_free().
  */

@@ -422,7 +422,7 @@ static int systemd_widen(struct devcg_cgroup *cg, const struct devcg_policy *pol
  * program, the in-place modes), devcg writers take the cgroup's lock
  * (lock.c); a swap in multi mode needs none. */
 static int replace_resolved(struct devcg_cgroup *cg, const struct devcg_policy *policy,
-			    struct devcg_replace_opts *opts, struct devcg_error *err)
+			    struct devcg_replace_opts *opts, bool take_over, struct devcg_error *err)
 {
 	struct devcg_lock lock = { .fd = -1 };
 	int ret, tries;
@@ -431,7 +431,7 @@ static int replace_resolved(struct devcg_cgroup *cg, const struct devcg_policy *
 	bool cas = DEVCG_OPT(opts, devcg_replace_opts, expect_prog_id, 0) != 0;
 
 	for (tries = 0; tries < 10; tries++) {
-		ret = replace_once(cg, policy, opts, lock.fd >= 0, NULL, true, err);
+		ret = replace_once(cg, policy, opts, lock.fd >= 0, NULL, take_over, err);
 		if (ret == NEEDS_LOCK) {
 			ret = devcg_lock_cgroup(cg, &lock, err);
 			if (ret)
@@ -449,6 +449,12 @@ static int replace_resolved(struct devcg_cgroup *cg, const struct devcg_policy *
 int devcg_replace(const char *cgroup, const struct devcg_policy *policy,
 		  struct devcg_replace_opts *opts, struct devcg_error *err)
 {
+	return devcg_replace_taking(cgroup, policy, opts, true, err);
+}
+
+int devcg_replace_taking(const char *cgroup, const struct devcg_policy *policy,
+			 struct devcg_replace_opts *opts, bool take_over, struct devcg_error *err)
+{
 	struct devcg_cgroup cg;
 	int ret;
 
@@ -460,7 +466,7 @@ int devcg_replace(const char *cgroup, const struct devcg_policy *policy,
 	if (!ret)
 		ret = systemd_unit(&cg, opts, err);
 	if (!ret)
-		ret = replace_resolved(&cg, policy, opts, err);
+		ret = replace_resolved(&cg, policy, opts, take_over, err);
 	if (!ret)
 		ret = systemd_widen(&cg, policy, opts, true, err);
 	if (!ret && DEVCG_OPTS_HAS(opts, devcg_replace_opts, cgroup))
@@ -565,7 +571,9 @@ static int apply_rule(struct devcg_policy *policy, void *rule, struct devcg_erro
 int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 		 struct devcg_replace_opts *opts, struct devcg_error *err)
 {
-	return devcg_update_edit(cgroup, apply_rule, (void *)rule, opts, NULL, err);
+	int ret = rule ? devcg_rules_ancestors_refuse(cgroup, rule, NULL, err) : 0;
+
+	return ret ? ret : devcg_update_edit(cgroup, apply_rule, (void *)rule, opts, NULL, err);
 }
 
 /* Was CG removed since it was opened? A removed cgroup's directory has no
@@ -585,8 +593,17 @@ static int apply_rules(struct devcg_policy *policy, void *rules, struct devcg_er
 int devcg_update_rules(const char *cgroup, const struct devcg_rules *rules,
 		       struct devcg_replace_opts *opts, struct devcg_error *err)
 {
+	int ret;
+
 	if (!rules || !devcg_rules_count(rules))
 		return devcg_err(err, -EINVAL, "no rule to apply");
+	ret = devcg_rules_ancestors_refuse(cgroup, NULL, rules, err);
+	return ret ? ret : devcg_update_rules_as_checked(cgroup, rules, opts, err);
+}
+
+int devcg_update_rules_as_checked(const char *cgroup, const struct devcg_rules *rules,
+				  struct devcg_replace_opts *opts, struct devcg_error *err)
+{
 	return devcg_update_edit(cgroup, apply_rules, (void *)rules, opts, NULL, err);
 }
 
