@@ -365,17 +365,6 @@ static uint8_t refused_by(const struct devcg_state *s, size_t i, uint8_t type, u
 	return refused;
 }
 
-/*
- * The grants G[0..N) on CGROUP: a device a program on one of its ancestors
- * refuses stays refused there whatever CGROUP's own filter says (every
- * program on the path must allow), and devcg does not change ancestors. So
- * what an open asks of a device granted (r and w; m when m alone is
- * granted) is decided by each program that runs for CGROUP from an
- * ancestor (as devcg_state_check() does; one devcg cannot decide is passed
- * over), and the first refusal is an error naming that ancestor cgroup and
- * the program's owner. The state is read without systemd's units (no
- * D-Bus call): systemd's program is decided by its instructions.
- */
 /* The first program of S on an ancestor that refuses a grant of G[0..N)
  * (*K, the accesses in *REFUSED): its index, or -1. */
 static long first_refusal(const struct devcg_state *s, const struct devcg_grant *g, size_t n, size_t *k,
@@ -394,6 +383,17 @@ static long first_refusal(const struct devcg_state *s, const struct devcg_grant 
 	return -1;
 }
 
+/*
+ * The grants G[0..N) on CGROUP: a device a program on one of its ancestors
+ * refuses stays refused there whatever CGROUP's own filter says (every
+ * program on the path must allow), and devcg does not change ancestors. So
+ * what an open asks of a device granted (r and w; m when m alone is
+ * granted) is decided by each program that runs for CGROUP from an
+ * ancestor (as devcg_state_check() does; one devcg cannot decide is passed
+ * over), and the first refusal is an error naming that ancestor cgroup and
+ * the program's owner. The state is read without systemd's units (no
+ * D-Bus call): systemd's program is decided by its instructions.
+ */
 int devcg_ancestors_refuse(const char *cgroup, const struct devcg_grant *g, size_t n, struct devcg_error *err)
 {
 	struct devcg_state *s = NULL;
