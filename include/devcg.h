@@ -298,7 +298,9 @@ struct devcg_replace_opts {
 	size_t sz;
 	/* report each denial to the filter's audit ring buffer */
 	bool audit;
-	/* replace even when several foreign device programs are attached */
+	/* replace even when several foreign device programs are attached and
+	 * devcg cannot read the rules of one of them (devcg_replace() takes
+	 * over those it can read without it) */
 	bool force;
 	/*
 	 * Compare-and-swap: replace only this program id (the kernel refuses
@@ -348,7 +350,14 @@ struct devcg_replace_opts {
  * to the cgroup2 mount) without any moment of no filter or a deny-all one:
  * the new program is loaded, filled and frozen first, then swapped in with
  * BPF_F_REPLACE (or in the existing program's own mode). On failure the
- * previous program stays attached. Refused with -EINVAL: a root cgroup
+ * previous program stays attached. Several programs (others' among them)
+ * are taken over when devcg reads each one's rules back (else -EBUSY
+ * naming it, unless opts->force): the new filter takes the place of one,
+ * then the others are detached one by one, so that a request the old and
+ * the new policy both allow stays allowed throughout and none the new one
+ * refuses is allowed from the first step on; a failure after the first
+ * step leaves the new filter beside the rest (still so), which a replace
+ * again completes. Refused with -EINVAL: a root cgroup
  * (an empty CGROUP, the hierarchy's root however spelled, the root of the
  * mount CGROUP goes through, as a cgroup namespace's root); with
  * -ENAMETOOLONG: a path longer than PATH_MAX. devcg_update() and
@@ -363,7 +372,11 @@ DEVCG_API int devcg_replace(const char *cgroup, const struct devcg_policy *polic
  * -EBUSY (their rules cannot be read) unless opts->force, except a systemd
  * unit's cgroup whose only program is systemd's own: that one starts from
  * the unit's DevicePolicy= and DeviceAllow= (what systemd's program
- * enforces). A filter loaded with audit stays so. */
+ * enforces). A filter loaded with audit stays so. An allow rule of one
+ * device (not a range) that a program on an ancestor cgroup refuses, which
+ * devcg does not change, would not open however the cgroup allows it: it
+ * is refused with -EACCES, naming that cgroup and whose program it is, and
+ * nothing changes (devcg_update_rules() and devcg_attach() too). */
 DEVCG_API int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 			   struct devcg_replace_opts *opts, struct devcg_error *err);
 
@@ -809,6 +822,9 @@ struct devcg_hotplug_result {
  * own exception denies is refused (-EPERM): detach, which adds no deny,
  * could not put it back. On failure everything this call did is undone
  * (after a failed systemd step too) and the message says at which step.
+ * A device that a program on an ancestor cgroup refuses is refused with
+ * -EACCES before anything changes, naming that cgroup and whose program it
+ * is (it would not open whatever devcg allows).
  * *RESULT (may be NULL) is set on success; free it with
  * devcg_hotplug_result_free().
  */

@@ -202,9 +202,11 @@ static void host_node(struct pc *p, const char *name, unsigned int maj, unsigned
 
 /* A pseudo-container with the host nodes and the base POLICY (rules, one
  * per line; NULL: none installed). */
+static const char *pc_parent; /* a scratch cgroup to start the next one in, or NULL */
+
 static void pc_start(struct pc *p, bool userns, const char *policy)
 {
-	const char *root = scratch_cgroup2_root();
+	const char *root = pc_parent ? pc_parent : scratch_cgroup2_root();
 	char path[PATH_MAX], c;
 
 	if (geteuid() != 0)
@@ -702,6 +704,77 @@ TEST(hotplug_attach_force_replaces_a_runtimes_program_and_the_device_opens)
 	CHECK_INT(pc_progs(&p, ids), 1);
 	CHECK_INT(ids[0], r->prog_id);
 	devcg_hotplug_result_free(r);
+	CHECK_INT(pc_open(&p, "fakegpu0"), ENXIO);
+}
+
+/* A program named like systemd's on CG that allows c 1:3, and the fake
+ * GPU's minor 0 too when GPU; its fd. */
+static int parent_prog(const char *cg, bool gpu)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_LDX | BPF_MEM | BPF_W, .dst_reg = 4, .src_reg = 1, .off = 4 },
+		{ .code = BPF_LDX | BPF_MEM | BPF_W, .dst_reg = 5, .src_reg = 1, .off = 8 },
+		{ .code = BPF_JMP | BPF_JNE | BPF_K, .dst_reg = 4, .off = 2, .imm = 1 },
+		{ .code = BPF_JMP | BPF_JEQ | BPF_K, .dst_reg = 5, .off = 5, .imm = 3 },
+		{ .code = BPF_JMP | BPF_JA, .off = 2 },
+		{ .code = BPF_JMP | BPF_JNE | BPF_K, .dst_reg = 4, .off = 1, .imm = (int)fake_major() },
+		{ .code = BPF_JMP | BPF_JEQ | BPF_K, .dst_reg = 5, .off = 2, .imm = gpu ? 0 : -1 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 1 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_CGROUP_DEVICE, "sd_devices", "GPL", insns, 11, NULL);
+	int cfd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	CHECK_MSG(fd >= 0 && cfd >= 0, "loading: %s", strerror(errno));
+	CHECK(!bpf_prog_attach(fd, cfd, BPF_CGROUP_DEVICE, BPF_F_ALLOW_MULTI));
+	close(cfd);
+	return fd;
+}
+
+/*
+ * A container below a cgroup whose program refuses the device (systemd's
+ * on the .scope above crun's "container"): attach is refused naming that
+ * cgroup and whose program, before anything changes (the node would be
+ * made, and refused). Control: the parent's program allowing the device,
+ * attach succeeds and it opens.
+ */
+TEST(hotplug_attach_refused_by_a_program_on_an_ancestor_fails_naming_it_and_changes_nothing)
+{
+	struct devcg_hotplug_result *r = NULL;
+	char parent[PATH_MAX], prog[64];
+	struct devcg_error err;
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info);
+	struct snap before;
+	int fd, cfd;
+	struct pc p;
+
+	if (geteuid() != 0 || !scratch_cgroup2_root())
+		SKIP("needs root and a cgroup2 mount");
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), parent, sizeof(parent)));
+	fd = parent_prog(parent, false);
+	CHECK(!bpf_obj_get_info_by_fd(fd, &info, &len));
+	pc_parent = parent;
+	pc_start(&p, false, BASE);
+	pc_parent = NULL;
+	snap_take(&p, &before);
+	CHECK_INT(call(true, &p, &gpu0, 1, NULL, &r, &err), -EACCES);
+	snprintf(prog, sizeof(prog), "systemd's program %u (sd_devices)", info.id);
+	CHECK_MSG(strstr(err.msg, prog) && strstr(err.msg, strrchr(parent, '/')) &&
+			  strstr(err.msg, "would still be refused") && !strchr(err.msg, '\n'),
+		  "%s", err.msg);
+	check_unchanged(&p, &before);
+	CHECK_INT(pc_open(&p, "fakegpu0"), ENOENT);
+
+	/* control: the parent's program allows it now */
+	close(parent_prog(parent, true));
+	cfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CHECK(cfd >= 0 && !bpf_prog_detach2(fd, cfd, BPF_CGROUP_DEVICE));
+	close(cfd);
+	close(fd);
+	devcg_hotplug_result_free(ok(true, &p, &gpu0, 1, NULL));
 	CHECK_INT(pc_open(&p, "fakegpu0"), ENXIO);
 }
 

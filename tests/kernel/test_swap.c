@@ -225,7 +225,11 @@ TEST(adopts_a_foreign_exclusive_program_in_its_own_mode)
 	adopt_in_mode(0);
 }
 
-TEST(several_foreign_programs_are_refused_unless_forced)
+static int unreadable_prog(void); /* below */
+
+/* (several programs devcg can read are taken over without --force:
+ * test_take_over.c) */
+TEST(several_foreign_programs_devcg_cannot_read_are_refused_unless_forced)
 {
 	struct devcg_policy *a = policy_of(POLICY_A);
 	DEVCG_OPTS(devcg_replace_opts, o);
@@ -237,8 +241,8 @@ TEST(several_foreign_programs_are_refused_unless_forced)
 	need_v2();
 	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
 	cfd = open(cg, O_RDONLY | O_DIRECTORY);
-	f1 = foreign_prog();
-	f2 = foreign_prog();
+	f1 = unreadable_prog();
+	f2 = unreadable_prog();
 	CHECK(!bpf_prog_attach(f1, cfd, BPF_CGROUP_DEVICE, BPF_F_ALLOW_MULTI));
 	CHECK(!bpf_prog_attach(f2, cfd, BPF_CGROUP_DEVICE, BPF_F_ALLOW_MULTI));
 	CHECK_INT(devcg_replace(cg, a, &o, &err), -EBUSY);

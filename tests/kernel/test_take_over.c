@@ -11,11 +11,22 @@
  * that keeps only the first program's rules is caught by the same
  * comparison; a program devcg cannot read refuses the take-over, naming
  * it, and changes nothing.
+ *
+ * replace, given a whole new policy, on two and three programs of others:
+ * devcg's filter alone is left, deciding every probe as the new policy
+ * does on a cgroup of its own; between the steps (a failure injected after
+ * the first) every probe that the old and the new policy allow is
+ * allowed, and none the new one refuses; a reader of devices both allow
+ * sees no EPERM. Controls: the other order (the others detached first) is
+ * caught by the same check; readers of a device the new policy refuses
+ * are refused; a program devcg cannot read refuses the replace unless
+ * --force, naming it.
  */
 #include "devcg.h"
 #include "harness.h"
 #include "ktest.h"
 #include "probe.h"
+#include "reader.h"
 #include "runtime.h"
 #include "scratch.h"
 
@@ -457,4 +468,251 @@ TEST(attach_into_a_runc_container_with_a_vendor_hooks_program_keeps_what_both_al
 	scratch_devdir_remove(dir);
 	scratch_devdir_remove(gdir);
 	ctr_destroy(&c);
+}
+
+/* ---- replace: the caller's whole policy over several programs ----------- */
+
+/* A third program: m of anything, c 1:* rwm, c 5:* rw, b 7:* rwm. */
+static const struct blk third_rules[] = {
+	{ 'a', -1, -1, M }, { 'c', 1, -1, RWM }, { 'c', 5, -1, RW }, { 'b', 7, -1, RWM },
+};
+
+/* The new policy. The runtime's and the vendor's programs allow together
+ * m of anything, c 1:3 rwm, c 1:5 rw and c 5:* rw (the third one the
+ * same): this one keeps m, c 1:3 and c 1:5, adds c 1:7 rw and b 7:3 r,
+ * and drops c 5:*. */
+#define NEW_POLICY "deny a\nallow c *:* m\nallow b *:* m\nallow c 1:3 rwm\nallow c 1:5 rwm\nallow c 1:7 rw\nallow b 7:3 r\n"
+
+/* What the kernel answers under POLICY alone: the prober P, at home in
+ * HOME, probes in a scratch cgroup of its own holding only POLICY. */
+static void probe_alone(struct prober *p, const char *home, const struct devcg_policy *policy,
+			uint8_t res[NRES])
+{
+	DEVCG_OPTS(devcg_replace_opts, o);
+	struct devcg_error err = { 0 };
+	char cg[4096];
+
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	CHECK_MSG(!devcg_replace(cg, policy, &o, &err), "%s", err.msg);
+	CHECK_INT(prober_join(p, cg), 0);
+	prober_probe(p, res);
+	CHECK_INT(prober_join(p, home), 0);
+	CHECK_INT(scratch_cgroup_remove(cg), 0);
+}
+
+/*
+ * A step of a replace from OLD to NEW (the kernel's answers before, and
+ * under the new policy alone) as the kernel answers at STEP: *LOST counts
+ * the probes that both allowed and STEP refuses, *BEYOND those that NEW
+ * refuses and STEP allows; *WHAT says the first.
+ */
+static void check_step(const uint8_t old[NRES], const uint8_t new[NRES], const uint8_t step[NRES],
+		       size_t *lost, size_t *beyond, char *what, size_t len)
+{
+	*lost = *beyond = 0;
+	what[0] = '\0';
+	for (size_t d = 0; d < NDEV; d++)
+		for (size_t q = 0; q < NPROBE; q++) {
+			size_t k = d * NPROBE + q;
+			bool both = old[k] != EPERM && new[k] != EPERM, is = step[k] != EPERM;
+
+			if (both == is || (!both && new[k] != EPERM))
+				continue;
+			if (!what[0])
+				snprintf(what, len, "%s of %c %u:%u: %s before, %s under the new policy, %s now",
+					 probe_name[q], dev_char(devs[d].type), devs[d].major, devs[d].minor,
+					 err_name(old[k]), err_name(new[k]), err_name(step[k]));
+			if (both)
+				(*lost)++;
+			else
+				(*beyond)++;
+		}
+}
+
+/* Readers in CG of the nodes NODE0 and NODE1 of DIR ("c-1-3"). */
+static struct readers *readers_of(const char *cg, const char *dir, const char *node0, const char *node1)
+{
+	char a[4200], b[4200];
+	const char *p[2] = { a, b };
+	struct readers *rd;
+
+	snprintf(a, sizeof(a), "%s/%s", dir, node0);
+	snprintf(b, sizeof(b), "%s/%s", dir, node1);
+	rd = readers_start(cg, 2, p, 2);
+	CHECK(rd != NULL);
+	return rd;
+}
+
+/* Stop RD: it opened each node, and how many of them were refused. */
+static uint64_t readers_end(struct readers *rd)
+{
+	uint64_t eperm;
+
+	CHECK_INT(readers_stop(rd), 0);
+	CHECK(readers_opens(rd, 0) > 0 && readers_opens(rd, 1) > 0);
+	eperm = readers_eperm(rd, 0) + readers_eperm(rd, 1);
+	readers_free(rd);
+	return eperm;
+}
+
+/* Exactly devcg's program ID is attached to CG, and its policy is WANT. */
+static void only_devcgs(const char *cg, uint32_t id, const struct devcg_policy *want)
+{
+	struct devcg_error err = { 0 };
+	struct devcg_state *s;
+	uint32_t ids[64];
+
+	CHECK_INT(attached(cg, ids), 1);
+	CHECK_INT(ids[0], id);
+	CHECK_MSG(!devcg_state_read(cg, &s, &err), "%s", err.msg);
+	CHECK(devcg_state_own(s) && devcg_state_own(s)->id == id);
+	CHECK(devcg_policy_equal(devcg_state_own(s)->policy, want));
+	devcg_state_free(s);
+}
+
+TEST(replace_on_two_foreign_programs_leaves_devcgs_alone_deciding_as_the_new_policy)
+{
+	struct devcg_policy *want = policy_of(NEW_POLICY);
+	DEVCG_OPTS(devcg_replace_opts, o);
+	struct devcg_error err = { 0 };
+	uint8_t alone[NRES], after[NRES];
+	size_t lost, beyond;
+	struct readers *rd;
+	char what[256];
+	struct two t;
+
+	two_start(&t);
+	probe_alone(&t.p, t.cg, want, alone);
+	/* no --force */
+	rd = readers_of(t.cg, t.dir, "c-1-3", "c-1-5");
+	CHECK_MSG(!devcg_replace(t.cg, want, &o, &err), "%s", err.msg);
+	CHECK_INT(readers_end(rd), 0);
+	CHECK(o.replaced_id == t.runtime_id || o.replaced_id == t.vendor_id);
+	only_devcgs(t.cg, o.prog_id, want);
+	prober_probe(&t.p, after);
+	CHECK_MSG(!memcmp(after, alone, NRES), "the kernel does not decide as under the new policy alone");
+	check_step(t.before, alone, after, &lost, &beyond, what, sizeof(what));
+	CHECK_MSG(!lost && !beyond, "%zu probes lost, %zu beyond the new policy: %s", lost, beyond, what);
+	/* what the new policy adds is allowed, what it drops is refused */
+	CHECK(answer(after, DEVCG_CHAR, 1, 7, P_OPEN_RW) != EPERM);
+	CHECK(answer(t.before, DEVCG_CHAR, 5, 6, P_OPEN_R) != EPERM);
+	CHECK_INT(answer(after, DEVCG_CHAR, 5, 6, P_OPEN_R), EPERM);
+	/* control of the readers: of c 5:6, which the new policy refuses */
+	rd = readers_of(t.cg, t.dir, "c-5-6", "c-5-6");
+	CHECK(readers_end(rd) > 0);
+	two_end(&t);
+	devcg_policy_free(want);
+}
+
+TEST(replace_on_three_foreign_programs_keeps_what_old_and_new_allow_at_every_step)
+{
+	struct devcg_policy *want = policy_of(NEW_POLICY);
+	DEVCG_OPTS(devcg_replace_opts, o);
+	struct devcg_error err = { 0 };
+	uint8_t alone[NRES], mid[NRES], after[NRES];
+	uint32_t ids[64], n, third_id;
+	size_t lost, beyond;
+	struct readers *rd;
+	char what[256];
+	struct two t;
+	int third;
+
+	two_start(&t);
+	third = load_runc_shaped("third_hook", third_rules, NB(third_rules));
+	third_id = prog_id(third);
+	attach_multi(t.cg, third);
+	prober_probe(&t.p, t.before);
+	probe_alone(&t.p, t.cg, want, alone);
+
+	/* the first step alone: devcg's filter in the place of one of them,
+	 * the two others still beside it */
+	rd = readers_of(t.cg, t.dir, "c-1-3", "c-1-5");
+	o.fail_at = "detach";
+	CHECK_INT(devcg_replace(t.cg, want, &o, &err), -EIO);
+	CHECK_INT(readers_end(rd), 0);
+	CHECK_MSG(strstr(err.msg, "could not be detached"), "%s", err.msg);
+	n = attached(t.cg, ids);
+	CHECK_INT(n, 3);
+	CHECK_INT(has_id(ids, n, t.runtime_id) + has_id(ids, n, t.vendor_id) + has_id(ids, n, third_id), 2);
+	prober_probe(&t.p, mid);
+	check_step(t.before, alone, mid, &lost, &beyond, what, sizeof(what));
+	CHECK_MSG(!lost && !beyond, "between the steps %zu probes lost, %zu beyond the new policy: %s", lost,
+		  beyond, what);
+
+	/* a replace again completes it */
+	o.fail_at = NULL;
+	rd = readers_of(t.cg, t.dir, "c-1-3", "c-1-5");
+	CHECK_MSG(!devcg_replace(t.cg, want, &o, &err), "%s", err.msg);
+	CHECK_INT(readers_end(rd), 0);
+	only_devcgs(t.cg, o.prog_id, want);
+	prober_probe(&t.p, after);
+	CHECK_MSG(!memcmp(after, alone, NRES), "the kernel does not decide as under the new policy alone");
+	close(third);
+	two_end(&t);
+	devcg_policy_free(want);
+}
+
+/* Control of the step check: the other order, the others detached before
+ * devcg's filter takes the place of the last one, allows between the
+ * steps what only the detached ones refused, and beyond the new policy. */
+TEST(detaching_the_others_first_is_caught_by_the_step_check)
+{
+	struct devcg_policy *want = policy_of(NEW_POLICY);
+	uint8_t alone[NRES], mid[NRES];
+	size_t lost, beyond;
+	char what[256];
+	struct two t;
+	int third, cfd;
+
+	two_start(&t);
+	third = load_runc_shaped("third_hook", third_rules, NB(third_rules));
+	attach_multi(t.cg, third);
+	prober_probe(&t.p, t.before);
+	probe_alone(&t.p, t.cg, want, alone);
+	cfd = open(t.cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CHECK(cfd >= 0);
+	CHECK(!bpf_prog_detach2(t.runtime, cfd, BPF_CGROUP_DEVICE));
+	CHECK(!bpf_prog_detach2(t.vendor, cfd, BPF_CGROUP_DEVICE));
+	close(cfd);
+	prober_probe(&t.p, mid);
+	check_step(t.before, alone, mid, &lost, &beyond, what, sizeof(what));
+	CHECK_MSG(beyond > 0, "the third program alone was not found beyond the new policy");
+	close(third);
+	two_end(&t);
+	devcg_policy_free(want);
+}
+
+TEST(replace_beside_a_program_devcg_cannot_read_is_refused_naming_it_unless_forced)
+{
+	struct devcg_policy *want = policy_of(NEW_POLICY);
+	DEVCG_OPTS(devcg_replace_opts, o);
+	struct devcg_error err = { 0 };
+	uint32_t ids[64], n, bad, runtime_id;
+	char cg[4096], id[32];
+	int runtime, vendor;
+
+	need_v2();
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	runtime = load_runc_shaped("runtime_dev", runtime_rules, NB(runtime_rules));
+	runtime_id = prog_id(runtime);
+	vendor = unreadable_prog();
+	bad = prog_id(vendor);
+	attach_multi(cg, runtime);
+	attach_multi(cg, vendor);
+	CHECK_INT(devcg_replace(cg, want, &o, &err), -EBUSY);
+	snprintf(id, sizeof(id), "program %u ", bad);
+	CHECK_MSG(strstr(err.msg, id) && strstr(err.msg, "helper the reader does not know") &&
+			  strstr(err.msg, "--force") && !strchr(err.msg, '\n'),
+		  "%s", err.msg);
+	n = attached(cg, ids);
+	CHECK_INT(n, 2);
+	CHECK(has_id(ids, n, runtime_id) && has_id(ids, n, bad));
+	/* control: with --force it is replaced with the others */
+	o.force = true;
+	CHECK_MSG(!devcg_replace(cg, want, &o, &err), "%s", err.msg);
+	only_devcgs(cg, o.prog_id, want);
+	close(runtime);
+	close(vendor);
+	CHECK_INT(scratch_cgroup_remove(cg), 0);
+	devcg_policy_free(want);
 }

@@ -483,6 +483,9 @@ int devcg_attach(const char *cgroup, const struct devcg_hotplug_device *devices,
 					"node %s: %s", hp_q(n->path), hp_q(n->host_path),
 					n->tree_why[0] ? n->tree_why : strerror(-n->tree_err));
 	}
+	/* a device a program on an ancestor refuses would stay refused */
+	if (!ret)
+		ret = hp_ancestors_refuse(&c.t, &c.perms, err);
 	if (ret)
 		goto out;
 	/* first the v1 devices cgroup (hybrid hosts), put back if a later step fails */

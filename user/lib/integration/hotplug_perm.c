@@ -316,3 +316,18 @@ int hp_v1_put_back(const struct target *t, struct devcg_policy *before, struct d
 	devcg_policy_free(before);
 	return ret < 0 ? ret : 0;
 }
+
+int hp_ancestors_refuse(const struct target *t, const struct perms *ps, struct devcg_error *err)
+{
+	struct devcg_grant *g = calloc(ps->n ? ps->n : 1, sizeof(*g));
+	int ret;
+
+	if (!g)
+		return devcg_err(err, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < ps->n; i++)
+		g[i] = (struct devcg_grant){ ps->v[i].type, ps->v[i].major, ps->v[i].minor, ps->v[i].access };
+	/* (REL is relative to the cgroup2 mount, written with a leading '/') */
+	ret = devcg_ancestors_refuse(t->rel + (t->rel[0] == '/'), g, ps->n, err);
+	free(g);
+	return ret;
+}

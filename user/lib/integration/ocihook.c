@@ -419,8 +419,11 @@ int devcg_oci_hook(const char *state, size_t len, struct devcg_oci_hook_opts *op
 	ro.force = DEVCG_OPT(opts, devcg_oci_hook_opts, force, false);
 	ro.no_systemd = DEVCG_OPT(opts, devcg_oci_hook_opts, no_systemd, false);
 	/* the swap confirms that exactly devcg's program is attached after it
-	 * (two programs ANDed together is the failure a hook must not leave) */
-	ret = devcg_replace_both(cgroup, v1, policy, &ro, err);
+	 * (two programs ANDed together is the failure a hook must not leave);
+	 * several others' are refused as before, not taken over: unattended,
+	 * the hook does not drop a program another party attached, which may
+	 * narrow what the runtime's allows */
+	ret = devcg_replace_both_taking(cgroup, v1, policy, &ro, false, err);
 	if (ret) {
 		devcg_err_wrap(err, ret, "container %s", st.id);
 		goto out;

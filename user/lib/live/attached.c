@@ -167,6 +167,38 @@ bool devcg_taking_same(const struct taking *t, const struct attached *a)
 	return true;
 }
 
+/* Can the reader read program I of A back (progread.c)? WHY_NOT says why
+ * not. */
+static bool readable(const struct attached *a, uint32_t i, struct devcg_policy **policy,
+		     struct devcg_error *why_not)
+{
+	struct devcg_reader *r = NULL;
+	int rr = devcg_reader_open(a->fds[i], a->ids[i], NULL, &r, why_not);
+
+	if (!rr)
+		rr = devcg_reader_policy(r, policy, why_not);
+	devcg_reader_free(r);
+	return !rr;
+}
+
+uint32_t devcg_first_unreadable(const struct attached *a, bool no_systemd, struct devcg_error *why_not)
+{
+	uint32_t i;
+
+	for (i = 0; i < a->n; i++) {
+		struct devcg_policy *p = NULL;
+		bool ok;
+
+		if (a->devcg[i] || (no_systemd && a->systemd[i]))
+			continue;
+		ok = readable(a, i, &p, why_not);
+		devcg_policy_free(p);
+		if (!ok)
+			return a->ids[i];
+	}
+	return 0;
+}
+
 /*
  * Several programs on CG, one of them at least another's (not devcg's, nor
  * systemd's that NO_SYSTEMD lets devcg's filter replace): the policy to
@@ -201,17 +233,9 @@ int devcg_read_all(struct devcg_cgroup *cg, const struct attached *a, bool no_sy
 				target = (int)i;
 				*audit = aud;
 			}
-		} else {
-			struct devcg_reader *r = NULL;
-			int rr = devcg_reader_open(a->fds[i], a->ids[i], NULL, &r, &why_not);
-
-			if (!rr)
-				rr = devcg_reader_policy(r, &ps[n], &why_not);
-			devcg_reader_free(r);
-			if (rr) {
-				bad = a->ids[i];
-				ret = -EBUSY;
-			}
+		} else if (!readable(a, i, &ps[n], &why_not)) {
+			bad = a->ids[i];
+			ret = -EBUSY;
 		}
 		n += !ret;
 	}

@@ -44,6 +44,11 @@ void devcg_leave_systemds(const struct devcg_cgroup *cg, struct attached *a);
 uint32_t devcg_blocking(const struct attached *a, int target, bool no_systemd);
 void devcg_list_ids(const struct attached *a, char *buf, size_t len);
 
+/* The first program of A, devcg's and systemd's that NO_SYSTEMD lets
+ * devcg's filter replace left aside, whose rules the reader cannot read
+ * back (progread.c): its id, WHY_NOT saying why; 0 when it reads them all. */
+uint32_t devcg_first_unreadable(const struct attached *a, bool no_systemd, struct devcg_error *why_not);
+
 /* The programs a take-over read (devcg_read_all()): the swap goes on only
  * while exactly these are attached. */
 struct taking {

@@ -161,6 +161,32 @@ int devcg_systemd_widen(const char *unit, const struct devcg_policy *policy, siz
  * reader of many cgroups that needs only devcg's programs: the trace). */
 int devcg_state_read_programs(const char *cgroup, struct devcg_state **out,
 			      struct devcg_error *err);
+/* A device a command grants on a cgroup: its type, numbers and access. */
+struct devcg_grant {
+	uint8_t type; /* DEVCG_CHAR or DEVCG_BLOCK */
+	uint32_t major, minor;
+	uint8_t access;
+};
+/* -EACCES, naming the ancestor cgroup and whose program it is, when a
+ * program on an ancestor of CGROUP would still refuse an open of a device
+ * of G[0..N) (state.c); 0 when none would. */
+int devcg_ancestors_refuse(const char *cgroup, const struct devcg_grant *g, size_t n, struct devcg_error *err);
+/* devcg_replace() and devcg_replace_both() where several programs, others'
+ * among them, are taken over only with TAKE_OVER (else refused unless
+ * opts->force, as for the OCI hook: unattended, it does not drop another
+ * party's program that may narrow what the runtime's allows). */
+int devcg_replace_taking(const char *cgroup, const struct devcg_policy *policy,
+			 struct devcg_replace_opts *opts, bool take_over, struct devcg_error *err);
+int devcg_replace_both_taking(const char *cgroup, const char *v1, const struct devcg_policy *policy,
+			      struct devcg_replace_opts *opts, bool take_over, struct devcg_error *err);
+/* devcg_ancestors_refuse() for the allow rules among RULE (or RULES) that
+ * name one device (swap.c); devcg_update() and devcg_update_rules() start
+ * with it. */
+int devcg_rules_ancestors_refuse(const char *cgroup, const struct devcg_rule *rule,
+				 const struct devcg_rules *rules, struct devcg_error *err);
+/* devcg_update_rules() once the caller made that check itself. */
+int devcg_update_rules_as_checked(const char *cgroup, const struct devcg_rules *rules,
+				  struct devcg_replace_opts *opts, struct devcg_error *err);
 /* The policy systemd's own program enforces for UNIT, from its
  * DevicePolicy= and DeviceAllow= as they are now (paths resolved now). */
 int devcg_systemd_policy(const char *unit, const struct devcg_parse_opts *popts,

@@ -28,6 +28,7 @@ struct devcg_state {
 	struct devcg_program *progs;
 	struct devcg_reader **readers; /* per program: a foreign one's, or NULL */
 	size_t n;
+	size_t own_end; /* progs[0..own_end) are attached to the cgroup itself */
 	const struct devcg_program *own;
 };
 
@@ -219,6 +220,7 @@ static int state_read(const char *cgroup, bool systemd, struct devcg_state **out
 		devcg_state_free(s);
 		return ret;
 	}
+	s->own_end = own_end;
 	for (i = 0; i < own_end && !s->own; i++)
 		if (s->progs[i].devcg)
 			s->own = &s->progs[i];
@@ -324,4 +326,146 @@ int devcg_state_check(const struct devcg_state *s, uint8_t type, uint32_t major,
 		return -EOPNOTSUPP;
 	}
 	return 1;
+}
+
+/* Whose program P is, for a message. */
+static const char *whose(const struct devcg_program *p)
+{
+	static const char *const owners[][2] = {
+		{ "devcg", "devcg's" }, { "systemd", "systemd's" }, { "runc", "runc's" }, { "crun", "crun's" },
+	};
+
+	for (size_t i = 0; i < sizeof(owners) / sizeof(owners[0]); i++)
+		if (!strcmp(p->owner, owners[i][0]))
+			return owners[i][1];
+	return "a foreign";
+}
+
+/* Which of the accesses ASK of the device program I of S refuses (one it
+ * cannot decide refuses none). */
+static uint8_t refused_by(const struct devcg_state *s, size_t i, uint8_t type, uint32_t major, uint32_t minor,
+			  uint8_t ask)
+{
+	static const uint8_t bits[] = { DEVCG_ACC_READ, DEVCG_ACC_WRITE, DEVCG_ACC_MKNOD };
+	const struct devcg_program *p = &s->progs[i];
+	uint8_t refused = 0;
+
+	for (size_t b = 0; b < sizeof(bits); b++) {
+		int ret = -EOPNOTSUPP;
+
+		if (!(ask & bits[b]) || !devcg_request_checked(type, major, minor, bits[b]))
+			continue;
+		if (p->policy)
+			ret = devcg_policy_check(p->policy, type, major, minor, bits[b], NULL, NULL);
+		else if (s->readers[i])
+			ret = devcg_reader_decide(s->readers[i], type, major, minor, bits[b], NULL);
+		if (ret == 0)
+			refused |= bits[b];
+	}
+	return refused;
+}
+
+/* The first program of S on an ancestor that refuses a grant of G[0..N)
+ * (*K, the accesses in *REFUSED): its index, or -1. */
+static long first_refusal(const struct devcg_state *s, const struct devcg_grant *g, size_t n, size_t *k,
+			  uint8_t *refused)
+{
+	for (*k = 0; *k < n; (*k)++) {
+		uint8_t ask = g[*k].access & (DEVCG_ACC_READ | DEVCG_ACC_WRITE);
+
+		for (size_t i = s->own_end; i < s->n; i++) {
+			*refused = s->progs[i].effective ? refused_by(s, i, g[*k].type, g[*k].major, g[*k].minor,
+								      ask ? ask : g[*k].access) : 0;
+			if (*refused)
+				return (long)i;
+		}
+	}
+	return -1;
+}
+
+/*
+ * The grants G[0..N) on CGROUP: a device a program on one of its ancestors
+ * refuses stays refused there whatever CGROUP's own filter says (every
+ * program on the path must allow), and devcg does not change ancestors. So
+ * what an open asks of a device granted (r and w; m when m alone is
+ * granted) is decided by each program that runs for CGROUP from an
+ * ancestor (as devcg_state_check() does; one devcg cannot decide is passed
+ * over), and the first refusal is an error naming that ancestor cgroup and
+ * the program's owner. The state is read without systemd's units (no
+ * D-Bus call): systemd's program is decided by its instructions.
+ */
+int devcg_ancestors_refuse(const char *cgroup, const struct devcg_grant *g, size_t n, struct devcg_error *err)
+{
+	struct devcg_state *s = NULL;
+	const struct devcg_program *p;
+	uint32_t seen = 0;
+	uint8_t refused = 0;
+	char acc[8], where[4200];
+	long i = -1;
+	size_t k;
+	int ret;
+
+	/*
+	 * A program that runs for the cgroup but that no cgroup of the path
+	 * lists is attached above what can be seen, or was swapped between
+	 * the read's two queries (a writer of the cgroup or of an ancestor,
+	 * meanwhile): it is believed only when a second read finds it again.
+	 */
+	for (int tries = 0; n && tries < 5; tries++) {
+		/* (a cgroup that cannot be read: the swap says why) */
+		if (devcg_state_read_programs(cgroup, &s, NULL))
+			return 0;
+		i = first_refusal(s, g, n, &k, &refused);
+		if (i < 0 || s->progs[i].visible || s->progs[i].id == seen)
+			break;
+		seen = s->progs[i].id;
+		i = -1;
+		devcg_state_free(s);
+		s = NULL;
+	}
+	if (i < 0) {
+		devcg_state_free(s);
+		return 0;
+	}
+	p = &s->progs[i];
+	devcg_access_format(refused, acc);
+	if (p->visible)
+		snprintf(where, sizeof(where), "its ancestor cgroup %s", p->cgroup);
+	else
+		snprintf(where, sizeof(where), "an ancestor cgroup not visible from here");
+	ret = devcg_err(err, -EACCES,
+			"%s: %c %u:%u %s would still be refused by %s program %u (%s) on %s, which devcg "
+			"does not change: nothing changed (allow it there first)",
+			s->cgroup, g[k].type == DEVCG_BLOCK ? 'b' : 'c', g[k].major, g[k].minor, acc, whose(p),
+			p->id, p->name[0] ? p->name : "no name", where);
+	devcg_state_free(s);
+	return ret;
+}
+
+/*
+ * The devices that the allow rules among RULE (or RULES) grant, each rule
+ * of one device: -EACCES, nothing changed, when a program on an ancestor
+ * of CGROUP would still refuse it (devcg_ancestors_refuse()). A rule of a
+ * range ('c 10:* rw', 'a') is not checked: an ancestor that allows only
+ * part of it is the usual case (a container's parent unit).
+ */
+int devcg_rules_ancestors_refuse(const char *cgroup, const struct devcg_rule *rule,
+				 const struct devcg_rules *rules, struct devcg_error *err)
+{
+	size_t n = rules ? devcg_rules_count(rules) : 1, k, ng = 0;
+	struct devcg_grant *g = calloc(n ? n : 1, sizeof(*g));
+	int ret;
+
+	if (!g)
+		return devcg_err(err, -ENOMEM, "out of memory");
+	for (k = 0; k < n; k++) {
+		const struct devcg_rule *r = rules ? devcg_rules_get(rules, k) : rule;
+
+		if (r && r->verb == DEVCG_VERB_ALLOW && (r->type == DEVCG_CHAR || r->type == DEVCG_BLOCK) &&
+		    r->major != DEVCG_ANY && r->minor != DEVCG_ANY && r->access)
+			g[ng++] = (struct devcg_grant){ r->type, r->major, r->minor, r->access };
+	}
+	ret = devcg_ancestors_refuse(cgroup, g, ng, err);
+	free(g);
+	return ret;
 }

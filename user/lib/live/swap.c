@@ -178,10 +178,26 @@ static int load_version(const struct devcg_policy *policy, const struct devcg_re
  * built from, each read; expect_prog_id is replaced and the others are
  * then detached one by one, where otherwise several programs are refused
  * without --force.
+ *
+ * WHOLE: POLICY is the caller's whole new policy (devcg_replace()), not
+ * one edited from the programs read. Several programs, others' among
+ * them, are then taken over without --force when devcg reads each one
+ * back (one it cannot read may do more than decide, and is not dropped
+ * unasked), and in this order, which keeps the old policy O (what they
+ * all allow together) and the new one N apart only where they differ:
+ * devcg's filter first takes the place of one of them (BPF_F_REPLACE:
+ * never a moment without it), then the others are detached one by one.
+ * While some run beside it, a request is allowed only when each allows
+ * it, so what is allowed at every step holds O and N together, and is
+ * within N: a request both allow stays allowed throughout, and none that
+ * N refuses is allowed from the first step on. (Detaching first would
+ * allow, between the steps, what only the detached programs refused.) A
+ * failure between the steps leaves such a step, which a replace again
+ * completes.
  */
 static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *policy,
 			struct devcg_replace_opts *opts, bool locked, const struct taking *take,
-			struct devcg_error *err)
+			bool whole, struct devcg_error *err)
 {
 	const char *fail_at = DEVCG_OPT(opts, devcg_replace_opts, fail_at, NULL);
 	uint32_t expect = DEVCG_OPT(opts, devcg_replace_opts, expect_prog_id, 0);
@@ -228,7 +244,19 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 				devcg_cgroup_rel(cg), ids);
 		goto out;
 	}
-	if (before.n > 1 && !force && !take && devcg_blocking(&before, target, no_systemd)) {
+	if (before.n > 1 && !force && !take && whole && devcg_blocking(&before, target, no_systemd)) {
+		struct devcg_error why_not = { 0 };
+		uint32_t bad = devcg_first_unreadable(&before, no_systemd, &why_not);
+
+		if (bad) {
+			ret = devcg_err(err, -EBUSY,
+					"%s has %u device programs attached (%s), and devcg cannot read the rules "
+					"of program %u (%s): devcg takes over only programs it can read; pass "
+					"--force to replace them all", devcg_cgroup_rel(cg), before.n, ids, bad,
+					why_not.msg);
+			goto out;
+		}
+	} else if (before.n > 1 && !force && !take && devcg_blocking(&before, target, no_systemd)) {
 		ret = devcg_err(err, -EBUSY,
 				"%s has %u device programs attached (%s); devcg replaces one "
 				"program: pass --force to replace them all",
@@ -275,7 +303,7 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 
 	/* --force, or a take-over: the new filter is in place; only now drop
 	 * the others, one by one (while any runs beside it, a request is
-	 * allowed only when it allows it too) */
+	 * allowed only when it allows it too: the order WHOLE above says) */
 	for (i = 0; i < (int)before.n; i++) {
 		if (i == target)
 			continue;
@@ -394,7 +422,7 @@ static int systemd_widen(struct devcg_cgroup *cg, const struct devcg_policy *pol
  * program, the in-place modes), devcg writers take the cgroup's lock
  * (lock.c); a swap in multi mode needs none. */
 static int replace_resolved(struct devcg_cgroup *cg, const struct devcg_policy *policy,
-			    struct devcg_replace_opts *opts, struct devcg_error *err)
+			    struct devcg_replace_opts *opts, bool take_over, struct devcg_error *err)
 {
 	struct devcg_lock lock = { .fd = -1 };
 	int ret, tries;
@@ -403,7 +431,7 @@ static int replace_resolved(struct devcg_cgroup *cg, const struct devcg_policy *
 	bool cas = DEVCG_OPT(opts, devcg_replace_opts, expect_prog_id, 0) != 0;
 
 	for (tries = 0; tries < 10; tries++) {
-		ret = replace_once(cg, policy, opts, lock.fd >= 0, NULL, err);
+		ret = replace_once(cg, policy, opts, lock.fd >= 0, NULL, take_over, err);
 		if (ret == NEEDS_LOCK) {
 			ret = devcg_lock_cgroup(cg, &lock, err);
 			if (ret)
@@ -421,6 +449,12 @@ static int replace_resolved(struct devcg_cgroup *cg, const struct devcg_policy *
 int devcg_replace(const char *cgroup, const struct devcg_policy *policy,
 		  struct devcg_replace_opts *opts, struct devcg_error *err)
 {
+	return devcg_replace_taking(cgroup, policy, opts, true, err);
+}
+
+int devcg_replace_taking(const char *cgroup, const struct devcg_policy *policy,
+			 struct devcg_replace_opts *opts, bool take_over, struct devcg_error *err)
+{
 	struct devcg_cgroup cg;
 	int ret;
 
@@ -432,7 +466,7 @@ int devcg_replace(const char *cgroup, const struct devcg_policy *policy,
 	if (!ret)
 		ret = systemd_unit(&cg, opts, err);
 	if (!ret)
-		ret = replace_resolved(&cg, policy, opts, err);
+		ret = replace_resolved(&cg, policy, opts, take_over, err);
 	if (!ret)
 		ret = systemd_widen(&cg, policy, opts, true, err);
 	if (!ret && DEVCG_OPTS_HAS(opts, devcg_replace_opts, cgroup))
@@ -537,7 +571,9 @@ static int apply_rule(struct devcg_policy *policy, void *rule, struct devcg_erro
 int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 		 struct devcg_replace_opts *opts, struct devcg_error *err)
 {
-	return devcg_update_edit(cgroup, apply_rule, (void *)rule, opts, NULL, err);
+	int ret = rule ? devcg_rules_ancestors_refuse(cgroup, rule, NULL, err) : 0;
+
+	return ret ? ret : devcg_update_edit(cgroup, apply_rule, (void *)rule, opts, NULL, err);
 }
 
 /* Was CG removed since it was opened? A removed cgroup's directory has no
@@ -557,8 +593,17 @@ static int apply_rules(struct devcg_policy *policy, void *rules, struct devcg_er
 int devcg_update_rules(const char *cgroup, const struct devcg_rules *rules,
 		       struct devcg_replace_opts *opts, struct devcg_error *err)
 {
+	int ret;
+
 	if (!rules || !devcg_rules_count(rules))
 		return devcg_err(err, -EINVAL, "no rule to apply");
+	ret = devcg_rules_ancestors_refuse(cgroup, NULL, rules, err);
+	return ret ? ret : devcg_update_rules_as_checked(cgroup, rules, opts, err);
+}
+
+int devcg_update_rules_as_checked(const char *cgroup, const struct devcg_rules *rules,
+				  struct devcg_replace_opts *opts, struct devcg_error *err)
+{
 	return devcg_update_edit(cgroup, apply_rules, (void *)rules, opts, NULL, err);
 }
 
@@ -627,7 +672,7 @@ int devcg_update_edit(const char *cgroup, devcg_policy_edit_fn edit, void *ctx,
 			o.expect_prog_id = id;
 			/* a filter with --audit keeps it: its readers follow the ring */
 			o.audit = DEVCG_OPT(opts, devcg_replace_opts, audit, false) || audit;
-			ret = replace_once(&cg, policy, &o, lock.fd >= 0, take.n ? &take : NULL, err);
+			ret = replace_once(&cg, policy, &o, lock.fd >= 0, take.n ? &take : NULL, false, err);
 			if (!ret) {
 				swapped = policy;
 				policy = NULL;

@@ -546,26 +546,33 @@ struct v2_replace {
 	const struct devcg_policy *policy;
 	const struct devcg_rules *rules;
 	struct devcg_replace_opts *opts;
+	bool take_over;
 };
 
 static int v2_replace(void *ctx, struct devcg_error *err)
 {
 	struct v2_replace *c = ctx;
 
-	return devcg_replace(c->cgroup, c->policy, c->opts, err);
+	return devcg_replace_taking(c->cgroup, c->policy, c->opts, c->take_over, err);
 }
 
 static int v2_update(void *ctx, struct devcg_error *err)
 {
 	struct v2_replace *c = ctx;
 
-	return devcg_update_rules(c->cgroup, c->rules, c->opts, err);
+	return devcg_update_rules_as_checked(c->cgroup, c->rules, c->opts, err);
 }
 
 int devcg_replace_both(const char *cgroup, const char *v1, const struct devcg_policy *policy,
 		       struct devcg_replace_opts *opts, struct devcg_error *err)
 {
-	struct v2_replace c = { cgroup, policy, NULL, opts };
+	return devcg_replace_both_taking(cgroup, v1, policy, opts, true, err);
+}
+
+int devcg_replace_both_taking(const char *cgroup, const char *v1, const struct devcg_policy *policy,
+			      struct devcg_replace_opts *opts, bool take_over, struct devcg_error *err)
+{
+	struct v2_replace c = { cgroup, policy, NULL, opts, take_over };
 
 	return hybrid(v1, policy, NULL, v2_replace, &c, NULL, err);
 }
@@ -573,9 +580,13 @@ int devcg_replace_both(const char *cgroup, const char *v1, const struct devcg_po
 int devcg_update_both(const char *cgroup, const char *v1, const struct devcg_rules *rules,
 		      struct devcg_replace_opts *opts, struct devcg_error *err)
 {
-	struct v2_replace c = { cgroup, NULL, rules, opts };
+	struct v2_replace c = { cgroup, NULL, rules, opts, false };
+
+	int ret;
 
 	if (!rules || !devcg_rules_count(rules))
 		return devcg_err(err, -EINVAL, "no rule to apply");
-	return hybrid(v1, NULL, rules, v2_update, &c, NULL, err);
+	/* before either layer changes */
+	ret = devcg_rules_ancestors_refuse(cgroup, NULL, rules, err);
+	return ret ? ret : hybrid(v1, NULL, rules, v2_update, &c, NULL, err);
 }
