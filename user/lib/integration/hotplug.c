@@ -485,7 +485,7 @@ int devcg_attach(const char *cgroup, const struct devcg_hotplug_device *devices,
 	}
 	/* a device a program on an ancestor refuses would stay refused */
 	if (!ret)
-		ret = hp_ancestors_refuse(&c.t, &c.perms, err);
+		ret = hp_ancestors_refuse(&c.t, &c.perms, !DEVCG_OPT(opts, devcg_hotplug_opts, no_systemd, false), err);
 	if (ret)
 		goto out;
 	/* first the v1 devices cgroup (hybrid hosts), put back if a later step fails */

@@ -317,7 +317,7 @@ int hp_v1_put_back(const struct target *t, struct devcg_policy *before, struct d
 	return ret < 0 ? ret : 0;
 }
 
-int hp_ancestors_refuse(const struct target *t, const struct perms *ps, struct devcg_error *err)
+int hp_ancestors_refuse(const struct target *t, const struct perms *ps, bool systemd_step, struct devcg_error *err)
 {
 	struct devcg_grant *g = calloc(ps->n ? ps->n : 1, sizeof(*g));
 	int ret;
@@ -327,7 +327,7 @@ int hp_ancestors_refuse(const struct target *t, const struct perms *ps, struct d
 	for (size_t i = 0; i < ps->n; i++)
 		g[i] = (struct devcg_grant){ ps->v[i].type, ps->v[i].major, ps->v[i].minor, ps->v[i].access };
 	/* (REL is relative to the cgroup2 mount, written with a leading '/') */
-	ret = devcg_ancestors_refuse(t->rel + (t->rel[0] == '/'), g, ps->n, err);
+	ret = devcg_ancestors_refuse(t->rel + (t->rel[0] == '/'), g, ps->n, systemd_step, err);
 	free(g);
 	return ret;
 }

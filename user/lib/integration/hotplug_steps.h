@@ -89,7 +89,7 @@ int hp_v1_perms(const struct target *t, devcg_policy_edit_fn edit, const struct 
 /* A device of PS that a program on an ancestor of the container's cgroup
  * would still refuse (devcg_ancestors_refuse()): -EACCES naming it, asked
  * before anything changes. */
-int hp_ancestors_refuse(const struct target *t, const struct perms *ps, struct devcg_error *err);
+int hp_ancestors_refuse(const struct target *t, const struct perms *ps, bool systemd_step, struct devcg_error *err);
 /* Put the v1 devices cgroup back to BEFORE (NULL: nothing to do); 0 or a
  * message in ERR. Frees BEFORE. */
 int hp_v1_put_back(const struct target *t, struct devcg_policy *before, struct devcg_error *err);

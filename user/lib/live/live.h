@@ -131,9 +131,11 @@ int devcg_update_edit(const char *cgroup, devcg_policy_edit_fn edit, void *ctx,
  * The unit whose own cgroup is CG, or the service or scope whose own cgroup
  * is above CG (crun's child "container" of a container's scope: systemd's
  * program there decides CG's opens too): 1 and its name, 0 when there is
- * none (or systemd is not PID 1), or an error.
+ * none (or systemd is not PID 1), or an error. UNIT_CG (may be NULL): the
+ * unit's own cgroup, as systemd names it.
  */
-int devcg_systemd_unit_of(const struct devcg_cgroup *cg, char *unit, size_t len, struct devcg_error *err);
+int devcg_systemd_unit_of(const struct devcg_cgroup *cg, char *unit, size_t len, char *unit_cg, size_t cglen,
+			  struct devcg_error *err);
 /* Every connection to systemd, readers' and writers', and each call on it
  * (authentication included) gives up after this long: a reload under load
  * takes seconds, a stalled re-exec minutes. */
@@ -170,7 +172,8 @@ struct devcg_grant {
 /* -EACCES, naming the ancestor cgroup and whose program it is, when a
  * program on an ancestor of CGROUP would still refuse an open of a device
  * of G[0..N) (state.c); 0 when none would. */
-int devcg_ancestors_refuse(const char *cgroup, const struct devcg_grant *g, size_t n, struct devcg_error *err);
+int devcg_ancestors_refuse(const char *cgroup, const struct devcg_grant *g, size_t n, bool systemd_step,
+			   struct devcg_error *err);
 /* devcg_replace() and devcg_replace_both() where several programs, others'
  * among them, are taken over only with TAKE_OVER (else refused unless
  * opts->force, as for the OCI hook: unattended, it does not drop another
@@ -183,7 +186,7 @@ int devcg_replace_both_taking(const char *cgroup, const char *v1, const struct d
  * name one device (swap.c); devcg_update() and devcg_update_rules() start
  * with it. */
 int devcg_rules_ancestors_refuse(const char *cgroup, const struct devcg_rule *rule,
-				 const struct devcg_rules *rules, struct devcg_error *err);
+				 const struct devcg_rules *rules, bool systemd_step, struct devcg_error *err);
 /* devcg_update_rules() once the caller made that check itself. */
 int devcg_update_rules_as_checked(const char *cgroup, const struct devcg_rules *rules,
 				  struct devcg_replace_opts *opts, struct devcg_error *err);

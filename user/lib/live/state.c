@@ -367,13 +367,16 @@ static uint8_t refused_by(const struct devcg_state *s, size_t i, uint8_t type, u
 
 /* The first program of S on an ancestor that refuses a grant of G[0..N)
  * (*K, the accesses in *REFUSED): its index, or -1. */
-static long first_refusal(const struct devcg_state *s, const struct devcg_grant *g, size_t n, size_t *k,
-			  uint8_t *refused)
+static long first_refusal(const struct devcg_state *s, const struct devcg_grant *g, size_t n, const char *skip,
+			  size_t *k, uint8_t *refused)
 {
 	for (*k = 0; *k < n; (*k)++) {
 		uint8_t ask = g[*k].access & (DEVCG_ACC_READ | DEVCG_ACC_WRITE);
 
 		for (size_t i = s->own_end; i < s->n; i++) {
+			if (skip && s->progs[i].visible && !strcmp(s->progs[i].owner, "systemd") &&
+			    !strcmp(s->progs[i].cgroup, skip))
+				continue;
 			*refused = s->progs[i].effective ? refused_by(s, i, g[*k].type, g[*k].major, g[*k].minor,
 								      ask ? ask : g[*k].access) : 0;
 			if (*refused)
@@ -381,6 +384,22 @@ static long first_refusal(const struct devcg_state *s, const struct devcg_grant 
 		}
 	}
 	return -1;
+}
+
+/* Does devcg's systemd step, on a write of CGROUP, widen the unit whose
+ * own cgroup is ANCESTOR (as systemd names it)? */
+static bool step_widens(const char *cgroup, const char *ancestor)
+{
+	struct devcg_cgroup cg;
+	char unit[256], unit_cg[4200];
+	bool yes;
+
+	if (devcg_cgroup_resolve(cgroup, DEVCG_RESOLVE_READ, &cg, NULL))
+		return false;
+	yes = devcg_systemd_unit_of(&cg, unit, sizeof(unit), unit_cg, sizeof(unit_cg), NULL) == 1 &&
+	      !strcmp(unit_cg, ancestor);
+	devcg_cgroup_close(&cg);
+	return yes;
 }
 
 /*
@@ -392,12 +411,17 @@ static long first_refusal(const struct devcg_state *s, const struct devcg_grant 
  * ancestor (as devcg_state_check() does; one devcg cannot decide is passed
  * over), and the first refusal is an error naming that ancestor cgroup and
  * the program's owner. The state is read without systemd's units (no
- * D-Bus call): systemd's program is decided by its instructions.
+ * D-Bus call): systemd's program is decided by its instructions. With
+ * SYSTEMD_STEP, systemd's program on the unit that devcg's systemd step
+ * widens for CGROUP (a scope above crun's child "container", systemd.c) is
+ * passed over: the step makes it allow what devcg's filter does.
  */
-int devcg_ancestors_refuse(const char *cgroup, const struct devcg_grant *g, size_t n, struct devcg_error *err)
+int devcg_ancestors_refuse(const char *cgroup, const struct devcg_grant *g, size_t n, bool systemd_step,
+			   struct devcg_error *err)
 {
 	struct devcg_state *s = NULL;
 	const struct devcg_program *p;
+	char skip[4200] = "";
 	uint32_t seen = 0;
 	uint8_t refused = 0;
 	char acc[8], where[4200];
@@ -415,7 +439,12 @@ int devcg_ancestors_refuse(const char *cgroup, const struct devcg_grant *g, size
 		/* (a cgroup that cannot be read: the swap says why) */
 		if (devcg_state_read_programs(cgroup, &s, NULL))
 			return 0;
-		i = first_refusal(s, g, n, &k, &refused);
+		i = first_refusal(s, g, n, skip[0] ? skip : NULL, &k, &refused);
+		if (i >= 0 && systemd_step && !skip[0] && s->progs[i].visible && !strcmp(s->progs[i].owner, "systemd") &&
+		    step_widens(cgroup, s->progs[i].cgroup)) {
+			snprintf(skip, sizeof(skip), "%s", s->progs[i].cgroup);
+			i = first_refusal(s, g, n, skip, &k, &refused);
+		}
 		if (i < 0 || s->progs[i].visible || s->progs[i].id == seen)
 			break;
 		seen = s->progs[i].id;
@@ -450,7 +479,7 @@ int devcg_ancestors_refuse(const char *cgroup, const struct devcg_grant *g, size
  * part of it is the usual case (a container's parent unit).
  */
 int devcg_rules_ancestors_refuse(const char *cgroup, const struct devcg_rule *rule,
-				 const struct devcg_rules *rules, struct devcg_error *err)
+				 const struct devcg_rules *rules, bool systemd_step, struct devcg_error *err)
 {
 	size_t n = rules ? devcg_rules_count(rules) : 1, k, ng = 0;
 	struct devcg_grant *g = calloc(n ? n : 1, sizeof(*g));
@@ -465,7 +494,7 @@ int devcg_rules_ancestors_refuse(const char *cgroup, const struct devcg_rule *ru
 		    r->major != DEVCG_ANY && r->minor != DEVCG_ANY && r->access)
 			g[ng++] = (struct devcg_grant){ r->type, r->major, r->minor, r->access };
 	}
-	ret = devcg_ancestors_refuse(cgroup, g, ng, err);
+	ret = devcg_ancestors_refuse(cgroup, g, ng, systemd_step, err);
 	free(g);
 	return ret;
 }

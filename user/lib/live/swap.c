@@ -373,7 +373,7 @@ static int systemd_unit(struct devcg_cgroup *cg, const struct devcg_replace_opts
 
 	if (DEVCG_OPT(opts, devcg_replace_opts, no_systemd, false))
 		return 0;
-	ret = devcg_systemd_unit_of(cg, cg->unit, sizeof(cg->unit), err);
+	ret = devcg_systemd_unit_of(cg, cg->unit, sizeof(cg->unit), NULL, 0, err);
 	return ret < 0 ? ret : 0;
 }
 
@@ -571,7 +571,8 @@ static int apply_rule(struct devcg_policy *policy, void *rule, struct devcg_erro
 int devcg_update(const char *cgroup, const struct devcg_rule *rule,
 		 struct devcg_replace_opts *opts, struct devcg_error *err)
 {
-	int ret = rule ? devcg_rules_ancestors_refuse(cgroup, rule, NULL, err) : 0;
+	int ret = rule ? devcg_rules_ancestors_refuse(cgroup, rule, NULL,
+						      !DEVCG_OPT(opts, devcg_replace_opts, no_systemd, false), err) : 0;
 
 	return ret ? ret : devcg_update_edit(cgroup, apply_rule, (void *)rule, opts, NULL, err);
 }
@@ -597,7 +598,8 @@ int devcg_update_rules(const char *cgroup, const struct devcg_rules *rules,
 
 	if (!rules || !devcg_rules_count(rules))
 		return devcg_err(err, -EINVAL, "no rule to apply");
-	ret = devcg_rules_ancestors_refuse(cgroup, NULL, rules, err);
+	ret = devcg_rules_ancestors_refuse(cgroup, NULL, rules, !DEVCG_OPT(opts, devcg_replace_opts, no_systemd, false),
+					   err);
 	return ret ? ret : devcg_update_rules_as_checked(cgroup, rules, opts, err);
 }
 

@@ -318,7 +318,7 @@ static int unit_restricts(sd_bus *bus, const char *unit, struct devcg_error *err
  * DeviceAllow= has no program, and a first entry would turn one on.
  */
 static int unit_of(sd_bus *bus, const char *rel, int cgroup_fd, bool enclosing, char *unit, size_t len,
-		   struct devcg_error *err)
+		   char *unit_cg, size_t cglen, struct devcg_error *err)
 {
 	unsigned int depth;
 
@@ -366,6 +366,8 @@ static int unit_of(sd_bus *bus, const char *rel, int cgroup_fd, bool enclosing, 
 			snprintf(unit, len, "%s", id);
 	}
 out:
+	if (ret == 1 && unit_cg)
+		snprintf(unit_cg, cglen, "%s", cg);
 	free(id);
 	free(cg);
 	sd_bus_message_unref(reply);
@@ -373,7 +375,8 @@ out:
 	return ret;
 }
 
-int devcg_systemd_unit_of(const struct devcg_cgroup *cg, char *unit, size_t len, struct devcg_error *err)
+int devcg_systemd_unit_of(const struct devcg_cgroup *cg, char *unit, size_t len, char *unit_cg, size_t cglen,
+			  struct devcg_error *err)
 {
 	sd_bus *bus = NULL;
 	const char *rel;
@@ -385,7 +388,7 @@ int devcg_systemd_unit_of(const struct devcg_cgroup *cg, char *unit, size_t len,
 		return 0;
 	ret = bus_open(&bus, err);
 	if (!ret)
-		ret = unit_of(bus, rel, cg->fd, true, unit, len, err);
+		ret = unit_of(bus, rel, cg->fd, true, unit, len, unit_cg, cglen, err);
 	sd_bus_unref(bus);
 	return ret;
 }
@@ -698,7 +701,7 @@ int devcg_systemd_read(const char *rel, int cgroup_fd, char *unit, size_t len,
 	/* bounded as every caller's is (bus_open()) */
 	ret = bus_open(&bus, NULL);
 	if (!ret)
-		ret = unit_of(bus, rel, cgroup_fd, false, unit, len, NULL);
+		ret = unit_of(bus, rel, cgroup_fd, false, unit, len, NULL, 0, NULL);
 	if (ret == 1 && policy_of(bus, unit, NULL, out, NULL))
 		ret = -EIO;
 	if (ret != 1)

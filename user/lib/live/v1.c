@@ -587,6 +587,7 @@ int devcg_update_both(const char *cgroup, const char *v1, const struct devcg_rul
 	if (!rules || !devcg_rules_count(rules))
 		return devcg_err(err, -EINVAL, "no rule to apply");
 	/* before either layer changes */
-	ret = devcg_rules_ancestors_refuse(cgroup, NULL, rules, err);
+	ret = devcg_rules_ancestors_refuse(cgroup, NULL, rules, !DEVCG_OPT(opts, devcg_replace_opts, no_systemd, false),
+					   err);
 	return ret ? ret : hybrid(v1, NULL, rules, v2_update, &c, NULL, err);
 }
