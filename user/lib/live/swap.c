@@ -174,34 +174,6 @@ static int load_version(const struct devcg_policy *policy, const struct devcg_re
 				 fail_at, v, err);
 }
 
-/*
- * The fast path of a swap through a cache: the programs attached, by id,
- * and when there is one in multi mode (what a swap by compare-and-swap
- * needs) an fd of it, the cache's own when the cache holds it (*PIN, then
- * let go of instead of closed), else opened by id. 1 when the cgroup is
- * not so (the caller queries it in full), 0, or a negative errno.
- */
-static int query_one(struct devcg_cache *cache, int cg_fd, struct attached *a, struct devcg_cache_entry **pin,
-		     struct devcg_error *err)
-{
-	int ret = devcg_query_ids(cg_fd, a, err);
-
-	*pin = NULL;
-	if (ret)
-		return ret;
-	if (a->n != 1 || a->mode != DEVCG_MODE_MULTI)
-		return 1;
-	*pin = devcg_cache_pin(cache, a->ids[0], &a->fds[0]);
-	if (*pin)
-		return 0;
-	a->fds[0] = bpf_prog_get_fd_by_id(a->ids[0]);
-	if (a->fds[0] >= 0)
-		return 0;
-	/* detached and freed since the query: let the caller retry */
-	ret = -errno;
-	return devcg_err(err, ret == -ENOENT ? -EAGAIN : ret, "cannot open program %u: %s", a->ids[0], why(ret));
-}
-
 /* replace_once() found a case where the kernel cannot compare and swap for
  * it: the caller takes the cgroup's lock and calls it again */
 #define NEEDS_LOCK 1
@@ -241,7 +213,7 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 	 */
 	ret = 1;
 	if (cache && !audit && !cg->unit[0] && !fail_at && !take) {
-		ret = query_one(cache, cg->fd, &before, &before_pin, err);
+		ret = devcg_query_one(cache, cg->fd, &before, &before_pin, err);
 		proven = !ret;
 	}
 	if (ret == 1)
