@@ -508,3 +508,92 @@ TEST(cache_a_cached_program_attached_beside_the_one_replaced_is_loaded_anew)
 	devcg_cache_free(c);
 	devcg_policy_free(a);
 }
+
+struct flipper {
+	char cg[4096];
+	int fds[2]; /* the two cached programs, the test's own fds */
+	uint32_t ids[2];
+	volatile int stop;
+	int flips;
+};
+
+/* Swap the cgroup's program between the two, by BPF_F_REPLACE of the one
+ * it finds, as another writer would, until told to stop. */
+static void *flip(void *arg)
+{
+	struct flipper *f = arg;
+	int cfd = open(f->cg, O_RDONLY | O_DIRECTORY);
+
+	while (cfd >= 0 && !f->stop) {
+		__u32 ids[4], cnt = 4;
+		int cur;
+
+		if (bpf_prog_query(cfd, BPF_CGROUP_DEVICE, 0, NULL, ids, &cnt) || cnt != 1)
+			continue;
+		cur = ids[0] == f->ids[0] ? 0 : ids[0] == f->ids[1] ? 1 : -1;
+		if (cur < 0)
+			continue;
+		LIBBPF_OPTS(bpf_prog_attach_opts, o, .flags = BPF_F_ALLOW_MULTI | BPF_F_REPLACE,
+			    .replace_prog_fd = f->fds[cur]);
+		f->flips += !bpf_prog_attach_opts(f->fds[!cur], cfd, BPF_CGROUP_DEVICE, &o);
+	}
+	if (cfd >= 0)
+		close(cfd);
+	return NULL;
+}
+
+TEST(cache_a_cached_compare_and_swap_replaces_only_the_program_it_names_while_another_writer_swaps)
+{
+	struct devcg_policy *a = policy_of(POLICY_A), *b = policy_of(POLICY_B);
+	struct devcg_cache *c = devcg_cache_new(4);
+	struct flipper f = { 0 };
+	struct devcg_error err = { 0 };
+	int i, done = 0, refused = 0, ret;
+	pthread_t t;
+
+	make(f.cg, sizeof(f.cg));
+	f.ids[1] = install(f.cg, b, c, NULL);
+	f.ids[0] = install(f.cg, a, c, NULL); /* both cached, A's attached */
+	for (i = 0; i < 2; i++) {
+		f.fds[i] = bpf_prog_get_fd_by_id(f.ids[i]);
+		CHECK(f.fds[i] >= 0);
+	}
+	CHECK(!pthread_create(&t, NULL, flip, &f));
+	for (i = 0; i < 300; i++) {
+		uint32_t expect = the_program(f.cg);
+		DEVCG_OPTS(devcg_replace_opts, o, .cache = c, .expect_prog_id = expect);
+
+		/* each call either replaces the program it was told (and names
+		 * it), or is refused because it is gone: never another */
+		ret = devcg_replace(f.cg, i % 2 ? a : b, &o, &err);
+		CHECK_MSG(ret == 0 || ret == -ENOENT, "replace: %s", err.msg);
+		if (!ret) {
+			CHECK(o.cache_hit);
+			CHECK_INT(o.replaced_id, expect);
+			done++;
+		} else {
+			refused++;
+		}
+	}
+	f.stop = 1;
+	CHECK(!pthread_join(t, NULL));
+	CHECK_INT(done + refused, 300);
+	CHECK(the_program(f.cg) == f.ids[0] || the_program(f.cg) == f.ids[1]);
+	/* control, with no other writer: a stale id is refused, the current
+	 * one is replaced */
+	{
+		uint32_t now = the_program(f.cg), stale = now == f.ids[0] ? f.ids[1] : f.ids[0];
+		DEVCG_OPTS(devcg_replace_opts, o, .cache = c, .expect_prog_id = stale);
+
+		CHECK_INT(devcg_replace(f.cg, a, &o, &err), -ENOENT);
+		CHECK_INT(the_program(f.cg), now);
+		o.expect_prog_id = now;
+		CHECK_MSG(!devcg_replace(f.cg, now == f.ids[0] ? b : a, &o, &err), "%s", err.msg);
+		CHECK_INT(the_program(f.cg), stale);
+	}
+	close(f.fds[0]);
+	close(f.fds[1]);
+	devcg_cache_free(c);
+	devcg_policy_free(a);
+	devcg_policy_free(b);
+}

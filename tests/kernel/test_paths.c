@@ -425,6 +425,47 @@ TEST(writers_refuse_the_root_of_a_bind_mounted_cgroup)
 	devcg_policy_free(p);
 }
 
+/* The last component of PATH. */
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+TEST(replace_names_a_nested_cgroup_relative_to_the_mount_it_is_reached_through)
+{
+	struct devcg_policy *p = policy_of("deny a\nallow c 1:3 rwm\n");
+	struct devcg_error err = { 0 };
+	char cg[4096], child[4096], grand[4096], dir[4200], arg[8600], want[8600];
+
+	need_v2();
+	private_mounts();
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
+	CHECK(!scratch_cgroup_create(cg, child, sizeof(child)));
+	CHECK(!scratch_cgroup_create(child, grand, sizeof(grand)));
+	/* three levels below the cgroup2 mount: named from its top */
+	{
+		DEVCG_OPTS(devcg_replace_opts, o);
+
+		CHECK_MSG(!devcg_replace(grand, p, &o, &err), "%s", err.msg);
+		CHECK_STR(o.cgroup, grand + strlen(scratch_cgroup2_root()));
+	}
+	/* the same cgroup through a bind mount of CG: two levels below that
+	 * mount's top, named from there (control: another name of one
+	 * cgroup, told by where the walk up leaves the mount) */
+	bind_mount(cg, dir, sizeof(dir));
+	snprintf(arg, sizeof(arg), "%s/%s/%s", dir, base_name(child), base_name(grand));
+	snprintf(want, sizeof(want), "/%s/%s", base_name(child), base_name(grand));
+	{
+		DEVCG_OPTS(devcg_replace_opts, o);
+
+		CHECK_MSG(!devcg_replace(arg, p, &o, &err), "%s", err.msg);
+		CHECK_STR(o.cgroup, want);
+	}
+	devcg_policy_free(p);
+}
+
 /* ---- 5: too long is an error, never a shorter path ------------------------ */
 
 /* PARENT/././.../CHILD_NAME of at least LEN bytes: cut anywhere before its

@@ -42,15 +42,14 @@ static uint32_t found(struct devcg_cache *c, const char *text, bool audit)
 	size_t len;
 	void *key = key_of(text, audit, &len);
 	uint32_t id = 0;
-	int fd = -1, ret = devcg_cache_find(c, key, len, &fd, &id);
+	int fd = -1;
+	struct devcg_cache_entry *pin = devcg_cache_find(c, key, len, &fd, &id);
 
-	CHECK(ret == 0 || ret == 1);
-	if (ret == 1) {
-		CHECK(fd >= 0);
-		close(fd);
-	}
+	if (pin)
+		CHECK(fcntl(fd, F_GETFD) >= 0);
+	devcg_cache_unpin(pin);
 	free(key);
-	return ret == 1 ? id : 0;
+	return pin ? id : 0;
 }
 
 static void put(struct devcg_cache *c, const char *text, bool audit, uint32_t id)
@@ -79,6 +78,75 @@ UTEST(cache_the_same_rules_in_another_order_find_the_same_program)
 	devcg_cache_free(c);
 }
 
+/* The key as its layout says (cache.c): the head, then each exception in
+ * devcg_policy_exceptions()' canonical order as type, access, major and
+ * minor. */
+static void *reference_key(const struct devcg_policy *p, size_t *len)
+{
+	size_t n = devcg_policy_count(p), i;
+	const struct devcg_exception *ex = devcg_policy_exceptions(p);
+	unsigned char *key = malloc(16 + n * 10), *at;
+	uint32_t head[4] = { DEVCG_ABI_VERSION, devcg_policy_default_allow(p), 0, (uint32_t)n };
+
+	CHECK(key && ex);
+	memcpy(key, head, sizeof(head));
+	for (i = 0, at = key + 16; i < n; i++, at += 10) {
+		at[0] = ex[i].type;
+		at[1] = ex[i].access;
+		memcpy(at + 2, &ex[i].major, 4);
+		memcpy(at + 6, &ex[i].minor, 4);
+	}
+	*len = 16 + n * 10;
+	return key;
+}
+
+UTEST(cache_key_of_many_exceptions_is_their_canonical_order_whatever_the_order_added)
+{
+	struct devcg_policy *fwd = devcg_policy_new(), *rev = devcg_policy_new();
+	struct devcg_rule r[3000], deny_all = { .verb = DEVCG_VERB_DENY, .type = DEVCG_ALL,
+						 .access = DEVCG_ACC_ALL, .major = DEVCG_ANY,
+						 .minor = DEVCG_ANY };
+	uint64_t x = 12345;
+	size_t la, lb, lr, i;
+	void *a, *b, *ref;
+
+	CHECK(fwd && rev);
+	CHECK(!devcg_policy_apply(fwd, &deny_all, NULL));
+	CHECK(!devcg_policy_apply(rev, &deny_all, NULL));
+	for (i = 0; i < 3000; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		r[i] = (struct devcg_rule){ .verb = DEVCG_VERB_ALLOW, .type = x >> 63 ? DEVCG_CHAR : DEVCG_BLOCK,
+					    .access = (uint8_t)(x >> 40) % 7 + 1, .major = (uint32_t)(x >> 20) % 300,
+					    .minor = x % 9 ? (uint32_t)(x >> 8) % 4096 : DEVCG_ANY };
+	}
+	for (i = 0; i < 3000; i++) {
+		CHECK(!devcg_policy_apply(fwd, &r[i], NULL));
+		CHECK(!devcg_policy_apply(rev, &r[2999 - i], NULL));
+	}
+	a = devcg_cache_key(fwd, false, &la);
+	b = devcg_cache_key(rev, false, &lb);
+	ref = reference_key(fwd, &lr);
+	CHECK(a && b);
+	CHECK(devcg_policy_count(fwd) > 2000); /* (few keys repeat) */
+	CHECK_INT(la, lr);
+	CHECK(!memcmp(a, ref, lr));
+	CHECK_INT(lb, lr);
+	CHECK(!memcmp(b, ref, lr));
+	free(b);
+	/* control: one exception less is another key */
+	r[0].verb = DEVCG_VERB_DENY;
+	r[0].access = DEVCG_ACC_ALL;
+	CHECK(!devcg_policy_apply(rev, &r[0], NULL));
+	b = devcg_cache_key(rev, false, &lb);
+	CHECK(b != NULL);
+	CHECK(lb != la);
+	free(a);
+	free(b);
+	free(ref);
+	devcg_policy_free(fwd);
+	devcg_policy_free(rev);
+}
+
 UTEST(cache_another_default_or_audit_is_another_key)
 {
 	struct devcg_cache *c = devcg_cache_new(8);
@@ -105,15 +173,18 @@ UTEST(cache_keys_that_differ_in_their_last_byte_are_told_apart)
 	memset(a, 0x5a, sizeof(a));
 	memcpy(b, a, sizeof(b));
 	b[63] ^= 1;
+	struct devcg_cache_entry *pin;
+
 	CHECK_INT(devcg_cache_put(c, a, sizeof(a), fd, 3), 0);
-	CHECK_INT(devcg_cache_find(c, b, sizeof(b), &got, &id), 0);
+	CHECK(devcg_cache_find(c, b, sizeof(b), &got, &id) == NULL);
 	/* a key that is a prefix of another is not equal to it */
-	CHECK_INT(devcg_cache_find(c, a, sizeof(a) - 1, &got, &id), 0);
+	CHECK(devcg_cache_find(c, a, sizeof(a) - 1, &got, &id) == NULL);
 	/* control: the key itself */
-	CHECK_INT(devcg_cache_find(c, a, sizeof(a), &got, &id), 1);
+	pin = devcg_cache_find(c, a, sizeof(a), &got, &id);
+	CHECK(pin != NULL);
 	CHECK_INT(id, 3);
-	CHECK(got >= 0 && got != fd);
-	close(got);
+	CHECK(got >= 0 && got != fd); /* the cache's own copy */
+	devcg_cache_unpin(pin);
 	close(fd);
 	devcg_cache_free(c);
 }
@@ -160,6 +231,7 @@ UTEST(cache_eviction_and_free_close_only_the_cache_s_own_fds)
 {
 	struct devcg_cache *c = devcg_cache_new(1);
 	int before = open_fds(), got = -1;
+	struct devcg_cache_entry *pin;
 	uint32_t id;
 	size_t len;
 	void *key = key_of("deny a\nallow c 1:3 r\n", false, &len);
@@ -167,14 +239,34 @@ UTEST(cache_eviction_and_free_close_only_the_cache_s_own_fds)
 	CHECK(c != NULL);
 	put(c, "deny a\nallow c 1:3 r\n", false, 1);
 	CHECK_INT(open_fds(), before + 1);
-	CHECK_INT(devcg_cache_find(c, key, len, &got, &id), 1);
+	pin = devcg_cache_find(c, key, len, &got, &id);
+	CHECK(pin != NULL);
 	put(c, "deny a\nallow c 1:5 r\n", false, 2); /* evicts the first */
-	CHECK_INT(open_fds(), before + 2);         /* the new entry's and GOT */
-	CHECK(fcntl(got, F_GETFD) >= 0);           /* the caller's fd stays */
-	close(got);
+	CHECK_INT(open_fds(), before + 2);         /* the new entry's and the pinned one */
+	CHECK(fcntl(got, F_GETFD) >= 0);           /* the pinned fd stays open */
+	devcg_cache_unpin(pin);
+	CHECK_INT(open_fds(), before + 1);         /* closed with its last pin */
 	devcg_cache_free(c);
 	CHECK_INT(open_fds(), before);
 	free(key);
+}
+
+UTEST(cache_pin_by_id_finds_only_a_program_it_holds)
+{
+	struct devcg_cache *c = devcg_cache_new(2);
+	struct devcg_cache_entry *pin;
+	int fd = -1;
+
+	CHECK(c != NULL);
+	put(c, "deny a\nallow c 1:3 r\n", false, 11);
+	CHECK(devcg_cache_pin(c, 12, &fd) == NULL);
+	CHECK_INT(fd, -1);
+	/* control: the id it holds */
+	pin = devcg_cache_pin(c, 11, &fd);
+	CHECK(pin != NULL);
+	CHECK(fcntl(fd, F_GETFD) >= 0);
+	devcg_cache_unpin(pin);
+	devcg_cache_free(c);
 }
 
 UTEST(cache_new_refuses_a_bound_of_zero_or_past_the_maximum)

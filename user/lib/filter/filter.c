@@ -27,17 +27,18 @@
 /* the maps a version may use */
 enum { MAP_POLICY, MAP_AUDIT_EVENTS, MAP_AUDIT_LOST, MAP_KINDS };
 
-/* Can a request match EX? Its segment then (see devcg_abi.h). */
-static bool matchable(const struct devcg_exception *ex, unsigned int *seg)
+/* Can a request match EX? Its segment then (see devcg_abi.h). Without a
+ * branch on the exception (random ones mispredict): its tag, or 0 when no
+ * request can match it. */
+static inline __u64 tag_of(const struct devcg_exception *ex)
 {
 	bool major_any = ex->major == DEVCG_ANY, minor_any = ex->minor == DEVCG_ANY;
+	__u32 major = major_any ? 0 : ex->major, minor = minor_any ? 0 : ex->minor;
+	unsigned int seg = DEVCG_SEGMENT(ex->type, major_any, minor_any);
+	bool fits = !(major >> DEVCG_MAJOR_BITS) & !(minor >> DEVCG_MINOR_BITS);
 
-	if ((!major_any && ex->major >> DEVCG_MAJOR_BITS) || (!minor_any && ex->minor >> DEVCG_MINOR_BITS))
-		return false;
-	*seg = DEVCG_SEGMENT(ex->type, major_any, minor_any);
-	return true;
+	return fits ? DEVCG_TAG(ex->access, seg, major, minor) : 0;
 }
-
 
 /* devcg_filter_value(), the value from devcg_filter_take() when KEEP
  * (then devcg_filter_give() it back) */
@@ -49,7 +50,9 @@ static int filter_value(const struct devcg_policy *policy, bool audit, struct de
 	__u64 *tags = devcg_filter_take(n * sizeof(*tags));
 	struct devcg_policy_value *v = NULL;
 	struct devcg_entry *far, *rest;
-	unsigned int seg, present = 0, pass;
+	unsigned int present = 0;
+	__u64 any[2];
+	size_t nany = 0;
 	int ret;
 
 	if (!ex || !tags) {
@@ -58,14 +61,22 @@ static int filter_value(const struct devcg_policy *policy, bool audit, struct de
 		return -ENOMEM;
 	}
 	devcg_policy_collect(policy, ex);
-	/* the '*:*' keys last (any_any()): no other key is moved for them */
-	for (pass = 0; pass < 2; pass++)
-		for (i = 0; i < n; i++)
-			if (matchable(&ex[i], &seg) && ((seg & 3) == 3) == pass) {
-				present |= 1u << seg;
-				tags[k++] = DEVCG_TAG(ex[i].access, seg, ex[i].major == DEVCG_ANY ? 0 : ex[i].major,
-						      ex[i].minor == DEVCG_ANY ? 0 : ex[i].minor);
-			}
+	/* one pass: the '*:*' keys (at most one a type) go last (any_any()):
+	 * no other key is moved for them */
+	for (i = 0; i < n; i++) {
+		__u64 tag = tag_of(&ex[i]);
+		unsigned int shape = DEVCG_TAG_SEGMENT(tag) & 3;
+
+		if (!tag)
+			continue;
+		present |= 1u << DEVCG_TAG_SEGMENT(tag);
+		if (shape == 3 && nany < 2)
+			any[nany++] = tag;
+		else
+			tags[k++] = tag;
+	}
+	for (i = 0; i < nany; i++)
+		tags[k++] = any[i];
 	others = n - k;
 	/* the exceptions no request can match, set aside so that EX's
 	 * memory is given back before the table is filled (its block may
@@ -76,8 +87,8 @@ static int filter_value(const struct devcg_policy *policy, bool audit, struct de
 		devcg_filter_give(tags);
 		return -ENOMEM;
 	}
-	for (i = 0, others = 0; i < n; i++)
-		if (!matchable(&ex[i], &seg))
+	for (i = 0, others = 0; i < n && others < n - k; i++)
+		if (!tag_of(&ex[i]))
 			rest[others++] = (struct devcg_entry){ .type = ex[i].type, .major = ex[i].major,
 							       .minor = ex[i].minor, .access = ex[i].access };
 	devcg_filter_give(ex);

@@ -72,6 +72,29 @@ int devcg_query_ids(int cg_fd, struct attached *a, struct devcg_error *err)
 	return 0;
 }
 
+/* The fast path of a swap through a cache (swap.c): what a swap by
+ * compare-and-swap of one program needs, in one query. */
+int devcg_query_one(struct devcg_cache *cache, int cg_fd, struct attached *a, struct devcg_cache_entry **pin,
+		    struct devcg_error *err)
+{
+	int ret = devcg_query_ids(cg_fd, a, err);
+
+	*pin = NULL;
+	if (ret)
+		return ret;
+	if (a->n != 1 || a->mode != DEVCG_MODE_MULTI)
+		return 1;
+	*pin = devcg_cache_pin(cache, a->ids[0], &a->fds[0]);
+	if (*pin)
+		return 0;
+	a->fds[0] = bpf_prog_get_fd_by_id(a->ids[0]);
+	if (a->fds[0] >= 0)
+		return 0;
+	/* detached and freed since the query: let the caller retry */
+	ret = -errno;
+	return devcg_err(err, ret == -ENOENT ? -EAGAIN : ret, "cannot open program %u: %s", a->ids[0], why(ret));
+}
+
 /* The device programs attached to the cgroup itself, with an fd for each;
  * with CLASSIFY, which of them are devcg filters (and audit ones). */
 int devcg_query_attached(int cg_fd, bool classify, struct attached *a, struct devcg_error *err)

@@ -24,6 +24,12 @@ void devcg_attached_close(struct attached *a);
 int devcg_classify_attached(struct attached *a, struct devcg_error *err);
 /* The ids of the device programs attached to the cgroup itself (no fds). */
 int devcg_query_ids(int cg_fd, struct attached *a, struct devcg_error *err);
+/* devcg_query_ids(), and when one program is attached in multi mode an fd
+ * of it: the cache's own when CACHE holds it (*PIN: let go of with
+ * devcg_cache_unpin(), not closed), else opened by id. 1 when the cgroup
+ * has another number of programs or another mode, 0, or a negative errno. */
+int devcg_query_one(struct devcg_cache *cache, int cg_fd, struct attached *a, struct devcg_cache_entry **pin,
+		    struct devcg_error *err);
 /* The device programs attached to the cgroup itself, with an fd for each;
  * with CLASSIFY, which of them are devcg filters (and audit ones). */
 int devcg_query_attached(int cg_fd, bool classify, struct attached *a, struct devcg_error *err);

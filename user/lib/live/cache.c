@@ -25,7 +25,11 @@
  *
  * The cache holds one fd of each program; evicting an entry (the least
  * recently used, past the bound) or freeing the cache closes that fd
- * alone: a program stays loaded while a cgroup runs it.
+ * alone: a program stays loaded while a cgroup runs it. A swap uses the
+ * cached fd itself, pinned (devcg_cache_pin()), instead of a copy of its
+ * own: an entry evicted meanwhile keeps its fd open until the last pin of
+ * it goes (devcg_cache_unpin()), so the fd a swap names is always the
+ * program it took.
  */
 #include "live/live.h"
 #include "devcg_abi.h"
@@ -37,13 +41,14 @@
 #include <string.h>
 #include <unistd.h>
 
-struct cache_entry {
+struct devcg_cache_entry {
 	uint64_t hash;
 	void *key;
 	size_t len;
 	int prog_fd;
 	uint32_t prog_id;
 	uint64_t used; /* the tick of its last use: the least is evicted */
+	unsigned int refs; /* the cache's (while listed) and each pin's */
 };
 
 /* The key (devcg_cache_key()): the ABI version, the default, the audit
@@ -57,7 +62,7 @@ struct devcg_cache {
 	unsigned int max;
 	unsigned int n;
 	uint64_t tick, hits, misses, evictions;
-	struct cache_entry *entries;
+	struct devcg_cache_entry **entries;
 };
 
 /* Only to skip keys that differ (equal keys are then memcmp'd): eight
@@ -98,12 +103,20 @@ struct devcg_cache *devcg_cache_new(unsigned int max_entries)
 	return c;
 }
 
-static void entry_drop(struct cache_entry *e)
+/* Drop one reference of E: the last closes its fd. */
+static void entry_unref(struct devcg_cache_entry *e)
 {
+	if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL))
+		return;
 	free(e->key);
 	close(e->prog_fd);
-	memset(e, 0, sizeof(*e));
-	e->prog_fd = -1;
+	free(e);
+}
+
+void devcg_cache_unpin(struct devcg_cache_entry *e)
+{
+	if (e)
+		entry_unref(e);
 }
 
 void devcg_cache_free(struct devcg_cache *c)
@@ -113,7 +126,7 @@ void devcg_cache_free(struct devcg_cache *c)
 	if (!c)
 		return;
 	for (i = 0; i < c->n; i++)
-		entry_drop(&c->entries[i]);
+		entry_unref(c->entries[i]);
 	pthread_mutex_destroy(&c->lock);
 	free(c->entries);
 	free(c);
@@ -138,12 +151,12 @@ int devcg_cache_stats(struct devcg_cache *c, struct devcg_cache_stats *s)
 }
 
 /* The entry of KEY, or NULL; under the lock. */
-static struct cache_entry *lookup(struct devcg_cache *c, const void *key, size_t len, uint64_t h)
+static struct devcg_cache_entry *lookup(struct devcg_cache *c, const void *key, size_t len, uint64_t h)
 {
 	unsigned int i;
 
 	for (i = 0; i < c->n; i++) {
-		struct cache_entry *e = &c->entries[i];
+		struct devcg_cache_entry *e = c->entries[i];
 
 		if (e->hash == h && e->len == len && !memcmp(e->key, key, len))
 			return e;
@@ -151,111 +164,167 @@ static struct cache_entry *lookup(struct devcg_cache *c, const void *key, size_t
 	return NULL;
 }
 
-int devcg_cache_find(struct devcg_cache *c, const void *key, size_t len, int *prog_fd, uint32_t *prog_id)
+struct devcg_cache_entry *devcg_cache_find(struct devcg_cache *c, const void *key, size_t len, int *prog_fd,
+					   uint32_t *prog_id)
 {
 	uint64_t h = key_hash(key, len);
-	struct cache_entry *e;
-	int ret = 0;
+	struct devcg_cache_entry *e;
 
 	pthread_mutex_lock(&c->lock);
 	e = lookup(c, key, len, h);
 	if (e) {
-		/* a new fd of its own: an eviction by another thread meanwhile
-		 * closes only the cache's */
-		*prog_fd = fcntl(e->prog_fd, F_DUPFD_CLOEXEC, 3);
-		ret = *prog_fd < 0 ? -errno : 1;
-		if (ret == 1) {
-			*prog_id = e->prog_id;
-			e->used = ++c->tick;
-			c->hits++;
-		}
+		/* pinned: an eviction by another thread meanwhile leaves its
+		 * fd open for this swap */
+		__atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED);
+		*prog_fd = e->prog_fd;
+		*prog_id = e->prog_id;
+		e->used = ++c->tick;
+		c->hits++;
 	} else {
 		c->misses++;
 	}
 	pthread_mutex_unlock(&c->lock);
-	return ret;
+	return e;
+}
+
+struct devcg_cache_entry *devcg_cache_pin(struct devcg_cache *c, uint32_t prog_id, int *prog_fd)
+{
+	struct devcg_cache_entry *e = NULL;
+	unsigned int i;
+
+	pthread_mutex_lock(&c->lock);
+	for (i = 0; i < c->n && !e; i++)
+		if (c->entries[i]->prog_id == prog_id)
+			e = c->entries[i];
+	if (e) {
+		__atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED);
+		*prog_fd = e->prog_fd;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return e;
 }
 
 int devcg_cache_put(struct devcg_cache *c, const void *key, size_t len, int prog_fd, uint32_t prog_id)
 {
 	uint64_t h = key_hash(key, len);
-	struct cache_entry *e;
-	unsigned int i;
-	void *copy = malloc(len ? len : 1);
+	struct devcg_cache_entry *e = calloc(1, sizeof(*e)), *old = NULL;
+	unsigned int i, at;
+	void *copy = e ? malloc(len ? len : 1) : NULL;
 	int fd = copy ? fcntl(prog_fd, F_DUPFD_CLOEXEC, 3) : -1;
 
 	if (fd < 0) {
 		int ret = copy ? -errno : -ENOMEM;
 
 		free(copy);
+		free(e);
 		return ret;
 	}
 	memcpy(copy, key, len);
+	*e = (struct devcg_cache_entry){ .hash = h, .key = copy, .len = len, .prog_fd = fd, .prog_id = prog_id,
+					 .refs = 1 };
 	pthread_mutex_lock(&c->lock);
-	e = lookup(c, key, len, h);
-	if (e) {
+	if (lookup(c, key, len, h)) {
 		/* another thread loaded the same meanwhile: keep the first */
 		pthread_mutex_unlock(&c->lock);
-		free(copy);
-		close(fd);
+		entry_unref(e);
 		return 0;
 	}
 	if (c->n < c->max) {
-		e = &c->entries[c->n++];
+		at = c->n++;
 	} else {
-		for (e = &c->entries[0], i = 1; i < c->n; i++)
-			if (c->entries[i].used < e->used)
-				e = &c->entries[i];
-		entry_drop(e);
+		for (at = 0, i = 1; i < c->n; i++)
+			if (c->entries[i]->used < c->entries[at]->used)
+				at = i;
+		old = c->entries[at];
 		c->evictions++;
 	}
-	*e = (struct cache_entry){ .hash = h, .key = copy, .len = len, .prog_fd = fd, .prog_id = prog_id,
-				   .used = ++c->tick };
+	e->used = ++c->tick;
+	c->entries[at] = e;
 	pthread_mutex_unlock(&c->lock);
+	if (old)
+		entry_unref(old);
 	return 0;
+}
+
+/* An exception as the key sorts it: char before block (as
+ * devcg_exception_cmp()), then major and minor as one number. */
+struct sort_item {
+	uint64_t at; /* major << 32 | minor */
+	uint8_t block, type, access;
+};
+
+static inline bool item_less(const struct sort_item *a, const struct sort_item *b)
+{
+	return a->block != b->block ? a->block < b->block : a->at < b->at;
+}
+
+/* Sort the N items of V (TMP: room for N more): a merge sort, bottom up,
+ * with the comparison inline (qsort()'s call per comparison and copy per
+ * move were most of a cache hit's own time). Never more than n log n. */
+static struct sort_item *sort_items(struct sort_item *v, struct sort_item *tmp, size_t n)
+{
+	size_t width, i, a, b, end, mid, k;
+
+	for (width = 1; width < n; width *= 2) {
+		for (i = 0; i < n; i += 2 * width) {
+			mid = i + width < n ? i + width : n;
+			end = i + 2 * width < n ? i + 2 * width : n;
+			for (a = i, b = mid, k = i; k < end; k++)
+				tmp[k] = a < mid && (b >= end || !item_less(&v[b], &v[a])) ? v[a++] : v[b++];
+		}
+		struct sort_item *t = v;
+
+		v = tmp;
+		tmp = t;
+	}
+	return v;
 }
 
 /* Sorted, to make the key of one policy whatever order its exceptions
  * were added in (devcg_policy_collect() gives its table's order). */
-static int cmp_exception(const void *a, const void *b)
-{
-	return devcg_exception_cmp(a, b);
-}
-
 void *devcg_cache_key(const struct devcg_policy *policy, bool audit, size_t *len)
 {
 	size_t n = devcg_policy_count(policy), i;
 	struct devcg_exception *ex = malloc((n ? n : 1) * sizeof(*ex));
+	struct sort_item *items = malloc((n ? n : 1) * 2 * sizeof(*items)), *sorted;
 	unsigned char *key = malloc(KEY_HEAD + n * KEY_EXCEPTION), *at;
 	__u32 head[4] = { DEVCG_ABI_VERSION, devcg_policy_default_allow(policy), audit, (__u32)n };
 
-	if (!ex || !key) {
+	if (!ex || !items || !key) {
 		free(ex);
+		free(items);
 		free(key);
 		return NULL;
 	}
 	n = devcg_policy_collect(policy, ex);
-	qsort(ex, n, sizeof(*ex), cmp_exception);
+	for (i = 0; i < n; i++)
+		items[i] = (struct sort_item){ .at = (uint64_t)ex[i].major << 32 | ex[i].minor,
+					       .block = ex[i].type != DEVCG_CHAR, .type = ex[i].type,
+					       .access = ex[i].access };
+	sorted = sort_items(items, items + n, n);
 	memcpy(key, head, sizeof(head));
 	for (i = 0, at = key + KEY_HEAD; i < n; i++, at += KEY_EXCEPTION) {
-		at[0] = ex[i].type;
-		at[1] = ex[i].access;
-		memcpy(at + 2, &ex[i].major, 4);
-		memcpy(at + 6, &ex[i].minor, 4);
+		uint32_t major = (uint32_t)(sorted[i].at >> 32), minor = (uint32_t)sorted[i].at;
+
+		at[0] = sorted[i].type;
+		at[1] = sorted[i].access;
+		memcpy(at + 2, &major, 4);
+		memcpy(at + 6, &minor, 4);
 	}
 	free(ex);
+	free(items);
 	*len = KEY_HEAD + n * KEY_EXCEPTION;
 	return key;
 }
 
 int devcg_cache_load(struct devcg_cache *c, const struct devcg_policy *policy, const char *fail_at,
-		     struct devcg_filter_version *out, bool *hit, struct devcg_error *err)
+		     struct devcg_filter_version *out, struct devcg_cache_entry **pin, struct devcg_error *err)
 {
 	size_t len;
 	void *key;
 	int ret;
 
-	*hit = false;
+	*pin = NULL;
 	memset(out, 0, sizeof(*out));
 	out->prog_fd = -1;
 	if (devcg_policy_count(policy) > DEVCG_MAX_RULES)
@@ -264,12 +333,9 @@ int devcg_cache_load(struct devcg_cache *c, const struct devcg_policy *policy, c
 	key = devcg_cache_key(policy, false, &len);
 	if (!key)
 		return devcg_err(err, -ENOMEM, "out of memory");
-	ret = devcg_cache_find(c, key, len, &out->prog_fd, &out->prog_id);
-	if (ret == 1) {
-		*hit = true;
+	*pin = devcg_cache_find(c, key, len, &out->prog_fd, &out->prog_id);
+	if (*pin) {
 		ret = 0;
-	} else if (ret < 0) {
-		ret = devcg_err(err, ret, "cannot take the cached filter: %s", strerror(-ret));
 	} else {
 		ret = devcg_filter_load(policy, false, -1, fail_at, out, err);
 		/* a cache that cannot keep it (no memory, no fd) still leaves

@@ -115,16 +115,19 @@ struct ident {
 	bool mount_root_known; /* statx() tells mount_root (Linux 5.8 on) */
 };
 
-static int ident_of(int fd, struct ident *id)
+/* The directory PATH names from FD (FD itself when PATH is ""), without
+ * following a symlink at its end. */
+static int ident_at(int fd, const char *path, struct ident *id)
 {
 	struct {
 		struct file_handle fh;
 		unsigned char bytes[MAX_HANDLE_SZ];
 	} h = { .fh.handle_bytes = MAX_HANDLE_SZ };
+	int flags = AT_SYMLINK_NOFOLLOW | (path[0] ? 0 : AT_EMPTY_PATH);
 	struct statx stx;
 	int mnt_id;
 
-	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_INO | STATX_MNT_ID, &stx))
+	if (statx(fd, path, flags, STATX_INO | STATX_MNT_ID, &stx))
 		return -errno;
 	id->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
 	id->ino = stx.stx_ino;
@@ -135,10 +138,15 @@ static int ident_of(int fd, struct ident *id)
 	 * name_to_handle_at() reports (cgroupfs and tmpfs give handles) */
 	if (stx.stx_mask & STATX_MNT_ID)
 		return 0;
-	if (name_to_handle_at(fd, "", &h.fh, &mnt_id, AT_EMPTY_PATH))
+	if (name_to_handle_at(fd, path, &h.fh, &mnt_id, flags & AT_EMPTY_PATH))
 		return -errno;
 	id->mnt = (uint64_t)mnt_id;
 	return 0;
+}
+
+static int ident_of(int fd, struct ident *id)
+{
+	return ident_at(fd, "", id);
 }
 
 static bool same_dir(const struct ident *a, const struct ident *b)
@@ -228,14 +236,18 @@ int devcg_cgroup_refuse_root(int fd, const char *arg, const char *path, const ch
  * walk that looks at each directory once serves both the refusal of a
  * root and the mount's path.
  */
-static int depth_in_mount(int fd, bool *hierarchy_root)
+static int depth_in_mount(int fd, const struct ident *seen, bool *hierarchy_root)
 {
 	struct ident self, parent;
-	int cur = fd, up, depth = 0, ret;
+	char up[PATH_MAX];
+	size_t len = 0;
+	int cur = fd, next, depth = 0, ret;
 
-	ret = ident_of(fd, &self);
+	ret = seen ? 0 : ident_of(fd, &self);
 	if (ret)
 		return ret;
+	if (seen)
+		self = *seen;
 	*hierarchy_root = self.ino == 1; /* is_hierarchy_root() */
 	for (;;) {
 		/* the root of a mount is its top (statx() says so since Linux
@@ -245,22 +257,35 @@ static int depth_in_mount(int fd, bool *hierarchy_root)
 				close(cur);
 			return depth;
 		}
-		/* the top of a mount: its ".." leaves the mount, or is itself
-		 * at "/" (is_mount_top()) */
-		up = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		ret = up < 0 ? -errno : ident_of(up, &parent);
-		if (cur != fd)
-			close(cur);
+		/*
+		 * The top of a mount: its ".." leaves the mount, or is itself
+		 * at "/" (is_mount_top()). Each level is looked at by one
+		 * statx() of "..", "../..", ... from CUR: the walk of a path
+		 * crosses ".." exactly as an openat() of each would
+		 * (follow_dotdot() in fs/namei.c); past PATH_MAX, CUR is the
+		 * directory the path reached, opened.
+		 */
+		if (len + 3 >= sizeof(up)) {
+			next = openat(cur, up, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (cur != fd)
+				close(cur);
+			if (next < 0)
+				return -errno;
+			cur = next;
+			len = 0;
+		}
+		memcpy(up + len, len ? "/.." : "..", len ? 4 : 3);
+		len += len ? 3 : 2;
+		ret = ident_at(cur, up, &parent);
 		if (!ret && (parent.mnt != self.mnt || same_dir(&parent, &self)))
 			ret = 1;
 		else if (!ret && ++depth > MAX_DEPTH)
 			ret = -ELOOP;
 		if (ret) {
-			if (up >= 0)
-				close(up);
+			if (cur != fd)
+				close(cur);
 			return ret < 0 ? ret : depth;
 		}
-		cur = up;
 		self = parent;
 	}
 }
@@ -288,11 +313,13 @@ static int path_of(int fd, const char *joined, char path[PATH_MAX])
 static int split_names(struct devcg_cgroup *cg, bool *hierarchy_root)
 {
 	char *end, *mount = cg->name.mount, *path = cg->name.path;
+	struct ident seen = { .dev = (dev_t)cg->seen.dev, .ino = cg->ino, .mnt = cg->seen.mnt,
+			      .mount_root = cg->seen.mount_root, .mount_root_known = true };
 	int depth, d;
 
 	/* the mount and the path below it, by as many steps as ".." takes to
 	 * leave the mount: right through bind mounts of subtrees too */
-	depth = depth_in_mount(cg->fd, hierarchy_root);
+	depth = depth_in_mount(cg->fd, cg->seen.known ? &seen : NULL, hierarchy_root);
 	if (depth < 0)
 		return depth;
 	strcpy(mount, path);
@@ -402,6 +429,11 @@ int devcg_cgroup_resolve(const char *arg, enum devcg_resolve_for use, struct dev
 		__atomic_store_n(&cgroup2_dev, (uint64_t)self.dev + 1, __ATOMIC_RELAXED);
 	}
 	cg->ino = self.ino;
+	/* (only where statx() says whether it is a mount's root) */
+	cg->seen.known = self.mount_root_known;
+	cg->seen.mount_root = self.mount_root;
+	cg->seen.dev = self.dev;
+	cg->seen.mnt = self.mnt;
 	/* a writer needs no names when statx() says whether the directory is
 	 * the root of its mount (Linux 5.8 on) and it is not: the other
 	 * refusals need them, and so does a reader */

@@ -28,6 +28,12 @@ void devcg_mountinfo_unescape(char *s);
 struct devcg_cgroup {
 	int fd;       /* O_RDONLY directory: what devcg acts on */
 	uint64_t ino; /* its inode number: its cgroup id */
+	/* what the resolve's statx() said of it: a walk up to name it
+	 * starts from there instead of asking again */
+	struct {
+		bool known, mount_root;
+		uint64_t dev, mnt;
+	} seen;
 	/* the systemd unit whose own cgroup this is, when devcg keeps it in
 	 * step (systemd.c): its program ("sd_devices") is left in place */
 	char unit[256];
@@ -200,11 +206,18 @@ int devcg_systemd_policy(const char *unit, const struct devcg_parse_opts *popts,
 int devcg_systemd_read(const char *rel, int cgroup_fd, char *unit, size_t len,
 		       struct devcg_policy **out);
 
-/* cache.c: shared programs (struct devcg_cache of devcg.h). The program
- * cached for KEY (LEN bytes, compared in full): 1 with a new fd of it in
- * *PROG_FD and its id, 0 on a miss, or a negative errno. */
-int devcg_cache_find(struct devcg_cache *cache, const void *key, size_t len, int *prog_fd,
-		     uint32_t *prog_id);
+/* cache.c: shared programs (struct devcg_cache of devcg.h). The entry
+ * cached for KEY (LEN bytes, compared in full), pinned, with its program's
+ * fd (the cache's own: not to be closed) in *PROG_FD and its id; NULL on a
+ * miss. */
+struct devcg_cache_entry;
+struct devcg_cache_entry *devcg_cache_find(struct devcg_cache *cache, const void *key, size_t len,
+					   int *prog_fd, uint32_t *prog_id);
+/* The entry holding program PROG_ID, pinned, with its fd in *PROG_FD (the
+ * cache's own), or NULL. */
+struct devcg_cache_entry *devcg_cache_pin(struct devcg_cache *cache, uint32_t prog_id, int *prog_fd);
+/* Let go of a pin (NULL: nothing): the fd it gave may close. */
+void devcg_cache_unpin(struct devcg_cache_entry *entry);
 /* Keep (a new fd of) PROG_FD for KEY, evicting the least recently used
  * entry past the bound; 0 or a negative errno. */
 int devcg_cache_put(struct devcg_cache *cache, const void *key, size_t len, int prog_fd,
@@ -214,8 +227,10 @@ int devcg_cache_put(struct devcg_cache *cache, const void *key, size_t len, int 
  * when out of memory. */
 void *devcg_cache_key(const struct devcg_policy *policy, bool audit, size_t *len);
 /* devcg_filter_load() of POLICY without audit through CACHE: the cached
- * program (*HIT, nothing loaded) or a new one, then cached. */
+ * program (*PIN set: OUT's fd is the cache's, to be let go of with
+ * devcg_cache_unpin(), not closed; nothing loaded) or a new one, then
+ * cached (*PIN NULL: OUT's fd is the caller's). */
 int devcg_cache_load(struct devcg_cache *cache, const struct devcg_policy *policy, const char *fail_at,
-		     struct devcg_filter_version *out, bool *hit, struct devcg_error *err);
+		     struct devcg_filter_version *out, struct devcg_cache_entry **pin, struct devcg_error *err);
 
 #endif

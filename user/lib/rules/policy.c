@@ -287,9 +287,12 @@ size_t devcg_policy_collect(const struct devcg_policy *p, struct devcg_exception
 {
 	size_t i, n = 0;
 
-	for (i = 0; i < p->cap; i++)
-		if (p->tab[i].state == SLOT_USED)
-			out[n++] = p->tab[i].ex;
+	/* without a branch on the slot (half used, at random: mispredicted):
+	 * each is copied to OUT[n] and kept when used, until all are */
+	for (i = 0; i < p->cap && n < p->live; i++) {
+		out[n] = p->tab[i].ex;
+		n += p->tab[i].state == SLOT_USED;
+	}
 	return n;
 }
 
