@@ -661,6 +661,7 @@ int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
 	struct devcg_policy *v1_before = NULL;
 	struct devcg_error v1_err = { 0 };
 	const char *fail_at = DEVCG_OPT(opts, devcg_hotplug_opts, fail_at, NULL);
+	struct holders_scan scan = { .go = -1, .out = -1, .mid = -1 };
 	struct open_devs open = { 0 };
 	struct call c;
 	size_t i, e;
@@ -669,6 +670,9 @@ int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
 	if (result)
 		*result = NULL;
 	ret = call_start(&c, cgroup, devices, count, opts, false, err);
+	/* the scanner of open files is made now, and scans after the swap */
+	if (!ret)
+		hp_open_devs_start(c.t.cgroup, fail_at && !strcmp(fail_at, "stop-holders"), &scan);
 	if (!ret)
 		ret = detach_plan(&c, err);
 	if (!ret && !c.child.sh->trees && needs_trees(&c, false)) {
@@ -741,7 +745,7 @@ int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
 	hp_child_post(&c.child, 'C');
 	ret = make_result(&c, false, err);
 	if (!ret)
-		hp_open_devs_read(c.t.cgroup, fail_at && !strcmp(fail_at, "stop-holders"), &open);
+		hp_open_devs_read(&scan, &open);
 	for (i = 0, e = 0; !ret && i < c.items.n; i++) {
 		const struct hp_item *it = &c.items.v[i];
 		const struct hp_node *n = &c.child.sh->nodes[i];
@@ -784,6 +788,7 @@ int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
 		c.r = NULL;
 	}
 out:
+	hp_open_devs_cancel(&scan);
 	call_free(&c);
 	return ret;
 }

@@ -113,17 +113,24 @@ struct open_devs {
 	bool incomplete; /* the scan did not end in time (or failed) */
 };
 
+/* The scanner of a cgroup's open files (hotplug_holders.c). */
+struct holders_scan {
+	int go, out; /* -1: none */
+	pid_t mid;   /* the middle process, reaped by the read or the cancel */
+};
+
 /*
- * The device nodes the processes of the cgroup CG (absolute) and below
- * hold open, read from a scanning process within HOLDERS_TIMEOUT_MS. The
- * scanner is a grandchild, not waited for: a process in a FUSE request the
- * server has read waits it out even after SIGKILL (fs/fuse/dev.c,
- * request_wait_answer()), so a wait for it could be for ever. It sends its
- * pid first, to be killed if it is late; a scan stuck for good ends when
- * its file system does, or at its next write (SIGPIPE). With STOP (a
- * testing aid), it stops itself first, as a scan stuck would.
+ * Start the scanner of the open files of the processes of the cgroup CG
+ * (absolute) and below, early; it scans only when hp_open_devs_read()
+ * tells it to, and sends the device nodes they hold open within
+ * HOLDERS_TIMEOUT_MS. The scanner is a grandchild, not waited for (see
+ * hotplug_holders.c). With STOP (a testing aid), it stops itself at the
+ * go, as a scan stuck would. Every start ends with one read or one
+ * cancel (which lets the scanner end without scanning).
  */
-void hp_open_devs_read(const char *cg, bool stop, struct open_devs *od);
+void hp_open_devs_start(const char *cg, bool stop, struct holders_scan *hs);
+void hp_open_devs_read(struct holders_scan *hs, struct open_devs *od);
+void hp_open_devs_cancel(struct holders_scan *hs);
 /* The holders of the device TYPE MAJOR:MINOR among OD. */
 void hp_holders_of(const struct open_devs *od, uint8_t type, uint32_t maj, uint32_t min,
 		       struct holders *h);
