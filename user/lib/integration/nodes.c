@@ -597,7 +597,7 @@ static int reply(struct hp_child *c, struct devcg_error *err)
 	return devcg_err(err, c->sh->err ? c->sh->err : -EIO, "%s", c->sh->msg);
 }
 
-int hp_child_start(struct hp_child *c, int mntns_fd, int root_fd, struct devcg_error *err)
+int hp_child_launch(struct hp_child *c, int mntns_fd, int root_fd, struct devcg_error *err)
 {
 	int sv[2];
 
@@ -616,7 +616,19 @@ int hp_child_start(struct hp_child *c, int mntns_fd, int root_fd, struct devcg_e
 	}
 	close(sv[1]);
 	c->sock = sv[0];
+	return 0;
+}
+
+int hp_child_looked(struct hp_child *c, struct devcg_error *err)
+{
 	return reply(c, err);
+}
+
+int hp_child_start(struct hp_child *c, int mntns_fd, int root_fd, struct devcg_error *err)
+{
+	int ret = hp_child_launch(c, mntns_fd, root_fd, err);
+
+	return ret ? ret : hp_child_looked(c, err);
 }
 
 int hp_child_cmd(struct hp_child *c, char cmd, struct devcg_error *err)
