@@ -1039,10 +1039,11 @@ static int children_but(pid_t skip, pid_t *v, int max)
 	return n;
 }
 
-/* Detach makes its scanner of open files before the nodes step and tells
- * it to scan only after the swap; a detach that fails before lets it end
- * without scanning. The test is the subreaper, so the scanner, a
- * grandchild, becomes its child: it must end (60 s bound, a hang's). */
+/* Detach's scanner of open files is made before the nodes step (by the
+ * process in the container's mount namespace) and told to scan only after
+ * the swap; a detach that fails before lets it end without scanning. The
+ * test is the subreaper, so the scanner, a grandchild, becomes its child:
+ * it must end (60 s bound, a hang's). */
 TEST(hotplug_detach_that_fails_lets_its_scanner_of_open_files_end)
 {
 	static const struct dev d = { "fakegpu0", "fakegpu0" };
@@ -1060,7 +1061,7 @@ TEST(hotplug_detach_that_fails_lets_its_scanner_of_open_files_end)
 	CHECK_INT(children_but(p.pid, left, 8), 0);
 	o.fail_at = "swap";
 	CHECK_INT(call(false, &p, &d, 1, &o, &r, &err), -EIO);
-	/* the scanner was made (and the middle process reaped): one child */
+	/* the scanner was made (its parent, devcg's child, is reaped): one child */
 	n = children_but(p.pid, left, 8);
 	CHECK_INT(n, 1);
 	for (i = 0; i < n; i++) {

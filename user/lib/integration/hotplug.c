@@ -297,7 +297,7 @@ static int host_fs_guard(const struct hp_item *it, size_t i, const struct hp_nod
  * at each node. */
 static int call_start(struct call *c, const char *cgroup, const struct devcg_hotplug_device *devices,
 		      size_t count, const struct devcg_hotplug_opts *opts, bool attach,
-		      struct devcg_error *err)
+		      struct holders_scan *scan, struct devcg_error *err)
 {
 	const char *fail_at = DEVCG_OPT(opts, devcg_hotplug_opts, fail_at, NULL);
 	struct fs_seen seen = { .n = 0 };
@@ -342,7 +342,15 @@ static int call_start(struct call *c, const char *cgroup, const struct devcg_hot
 	/* bind mounts are for user-namespaced containers, or when asked */
 	c->child.sh->trees = c->t.other_userns ||
 			     (attach && DEVCG_OPT(opts, devcg_hotplug_opts, method, 0) == DEVCG_HOTPLUG_BIND);
+	/* detach: the scanner of open files, forked by the child */
+	if (scan) {
+		hp_open_devs_prepare(c->t.cgroup, fail_at && !strcmp(fail_at, "stop-holders"), scan);
+		c->child.first = hp_open_devs_fork;
+		c->child.first_arg = scan;
+	}
 	ret = hp_child_launch(&c->child, c->t.mntns_fd, c->t.root_fd, err);
+	if (scan)
+		hp_open_devs_forked(scan);
 	if (ret)
 		return ret;
 	host_fs_read(&c->items, &host);
@@ -541,7 +549,7 @@ int devcg_attach(const char *cgroup, const struct devcg_hotplug_device *devices,
 
 	if (result)
 		*result = NULL;
-	ret = call_start(&c, cgroup, devices, count, opts, true, err);
+	ret = call_start(&c, cgroup, devices, count, opts, true, NULL, err);
 	if (!ret)
 		ret = attach_plan(&c, method, DEVCG_OPT(opts, devcg_hotplug_opts, force, false), err);
 	if (!ret && !c.child.sh->trees && needs_trees(&c, true)) {
@@ -735,8 +743,7 @@ int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
 	struct devcg_edit_io io = { 0 };
 	struct devcg_policy *v1_before = NULL;
 	struct devcg_error v1_err = { 0 };
-	const char *fail_at = DEVCG_OPT(opts, devcg_hotplug_opts, fail_at, NULL);
-	struct holders_scan scan = { .go = -1, .out = -1, .mid = -1 };
+	struct holders_scan scan = { .go = -1, .out = -1, .child_go = -1, .child_out = -1 };
 	struct open_devs open = { 0 };
 	struct call c;
 	size_t i, e;
@@ -744,10 +751,7 @@ int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
 
 	if (result)
 		*result = NULL;
-	ret = call_start(&c, cgroup, devices, count, opts, false, err);
-	/* the scanner of open files is made now, and scans after the swap */
-	if (!ret)
-		hp_open_devs_start(c.t.cgroup, fail_at && !strcmp(fail_at, "stop-holders"), &scan);
+	ret = call_start(&c, cgroup, devices, count, opts, false, &scan, err);
 	if (!ret)
 		ret = detach_plan(&c, err);
 	if (!ret && !c.child.sh->trees && needs_trees(&c, false)) {

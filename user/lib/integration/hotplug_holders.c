@@ -197,25 +197,27 @@ static void scan_main(const char *cg, bool stop, int go, int out)
 }
 
 /*
- * Start the scanner of the open files of the cgroup CG (absolute) and
- * below, waiting for hp_open_devs_read()'s go: a grandchild, not waited
- * for (a process in a FUSE request the server has read waits it out even
- * after SIGKILL, fs/fuse/dev.c, request_wait_answer(), so a wait for it
- * could be for ever). Started early, so that making a process, which on a
- * busy machine waits for a CPU, is done while the call does its other
- * steps; it scans only at the go, after the permission is taken, when no
- * process can open the device any more. Both forks are _Fork() (no atfork
- * handler of the caller runs): the scanner makes only system calls. With
- * STOP (a testing aid), it stops itself at the go, as a scan stuck would.
- * Without a scanner (no memory, no process), the read finds the list
- * incomplete.
+ * The scanner of the open files of the cgroup CG (absolute) and below,
+ * which scans at hp_open_devs_read()'s go: a grandchild of the caller,
+ * not waited for (a process in a FUSE request the server has read waits
+ * it out even after SIGKILL, fs/fuse/dev.c, request_wait_answer(), so a
+ * wait for it could be for ever). The process in the container's mount
+ * namespace forks it (hp_open_devs_fork(), its first step, before it
+ * enters), so that the caller forks once per call: each fork write-
+ * protects all of the caller's memory again, and each page it then writes
+ * is copied, with a TLB flush of the other CPUs. Made early, while the
+ * call does its other steps, it scans only at the go, after the permission
+ * is taken, when no process can open the device any more. With STOP (a
+ * testing aid), it stops itself at the go, as a scan stuck would. Without
+ * a scanner (no memory, no process), the read finds the list incomplete.
  */
-void hp_open_devs_start(const char *cg, bool stop, struct holders_scan *hs)
+void hp_open_devs_prepare(const char *cg, bool stop, struct holders_scan *hs)
 {
 	int go[2], out[2];
 
-	hs->go = hs->out = -1;
-	hs->mid = -1;
+	hs->go = hs->out = hs->child_go = hs->child_out = -1;
+	hs->cg = cg;
+	hs->stop = stop;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go))
 		return;
 	if (pipe2(out, O_CLOEXEC)) {
@@ -223,38 +225,47 @@ void hp_open_devs_start(const char *cg, bool stop, struct holders_scan *hs)
 		close(go[1]);
 		return;
 	}
-	hs->mid = _Fork();
-	if (hs->mid == 0) {
-		/* the middle process: forks the scanner and ends */
-		if (_Fork() != 0)
-			_exit(0);
-		scan_main(cg, stop, go[1], out[1]);
-	}
-	close(go[1]);
-	close(out[1]);
-	if (hs->mid < 0) {
-		close(go[0]);
-		close(out[0]);
-		return;
-	}
 	hs->go = go[0];
+	hs->child_go = go[1];
 	hs->out = out[0];
+	hs->child_out = out[1];
 }
 
-/* The middle process is gone at once: reaped. */
+/* In the process in the container's mount namespace, first: fork the
+ * scanner (_Fork(): no atfork handler of the caller runs; the scanner
+ * makes only system calls), and keep none of its ends. */
+void hp_open_devs_fork(void *arg)
+{
+	struct holders_scan *hs = arg;
+
+	if (hs->child_go >= 0 && _Fork() == 0)
+		scan_main(hs->cg, hs->stop, hs->child_go, hs->child_out);
+	if (hs->go >= 0) {
+		close(hs->go);
+		close(hs->out);
+		close(hs->child_go);
+		close(hs->child_out);
+	}
+}
+
+/* The child is made (or not): the scanner's ends are its. */
+void hp_open_devs_forked(struct holders_scan *hs)
+{
+	if (hs->child_go >= 0) {
+		close(hs->child_go);
+		close(hs->child_out);
+	}
+	hs->child_go = hs->child_out = -1;
+}
+
 static void scan_reap(struct holders_scan *hs)
 {
-	int status;
-
+	hp_open_devs_forked(hs);
 	if (hs->go >= 0)
 		close(hs->go);
 	if (hs->out >= 0)
 		close(hs->out);
-	if (hs->mid > 0)
-		while (waitpid(hs->mid, &status, 0) < 0 && errno == EINTR)
-			;
 	hs->go = hs->out = -1;
-	hs->mid = -1;
 }
 
 void hp_open_devs_cancel(struct holders_scan *hs)

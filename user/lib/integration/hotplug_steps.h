@@ -115,20 +115,26 @@ struct open_devs {
 
 /* The scanner of a cgroup's open files (hotplug_holders.c). */
 struct holders_scan {
-	int go, out; /* -1: none */
-	pid_t mid;   /* the middle process, reaped by the read or the cancel */
+	int go, out;             /* ours; -1: none */
+	int child_go, child_out; /* the scanner's, until it is forked */
+	const char *cg;
+	bool stop;
 };
 
 /*
- * Start the scanner of the open files of the processes of the cgroup CG
- * (absolute) and below, early; it scans only when hp_open_devs_read()
- * tells it to, and sends the device nodes they hold open within
- * HOLDERS_TIMEOUT_MS. The scanner is a grandchild, not waited for (see
+ * The scanner of the open files of the processes of the cgroup CG
+ * (absolute) and below: prepared here, forked by the process in the
+ * container's mount namespace as its first step (hp_open_devs_fork() as
+ * its hp_child's first, then hp_open_devs_forked() here), it scans only
+ * when hp_open_devs_read() tells it to, and sends the device nodes they
+ * hold open within HOLDERS_TIMEOUT_MS. It is not waited for (see
  * hotplug_holders.c). With STOP (a testing aid), it stops itself at the
- * go, as a scan stuck would. Every start ends with one read or one
+ * go, as a scan stuck would. Every prepare ends with one read or one
  * cancel (which lets the scanner end without scanning).
  */
-void hp_open_devs_start(const char *cg, bool stop, struct holders_scan *hs);
+void hp_open_devs_prepare(const char *cg, bool stop, struct holders_scan *hs);
+void hp_open_devs_fork(void *arg);
+void hp_open_devs_forked(struct holders_scan *hs);
 void hp_open_devs_read(struct holders_scan *hs, struct open_devs *od);
 void hp_open_devs_cancel(struct holders_scan *hs);
 /* The holders of the device TYPE MAJOR:MINOR among OD. */

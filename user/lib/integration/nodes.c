@@ -611,6 +611,8 @@ int hp_child_launch(struct hp_child *c, int mntns_fd, int root_fd, struct devcg_
 	}
 	if (c->pid == 0) {
 		close(sv[0]);
+		if (c->first)
+			c->first(c->first_arg);
 		child_main(c->sh, sv[1], mntns_fd, root_fd);
 		_exit(0);
 	}

@@ -72,6 +72,10 @@ struct hp_child {
 	int sock;
 	struct hp_shared *sh;
 	size_t size;
+	/* called first in the child, still in our mount namespace (NULL:
+	 * none); set after hp_child_alloc() */
+	void (*first)(void *arg);
+	void *first_arg;
 };
 
 /*
