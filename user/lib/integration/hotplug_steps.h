@@ -24,6 +24,40 @@ struct target {
 int hp_target_open(const char *cgroup, int32_t pid, struct target *t, struct devcg_error *err);
 void hp_target_close(struct target *t);
 
+/* ---- hotplug_hostfs.c ---- */
+
+struct hp_node;
+
+/* The file systems of the container's directories that hp_host_fs_guard()
+ * found neither the host's /dev nor mounted on the host, in one call: the
+ * nodes of a call are mostly in one directory. */
+struct fs_seen {
+	uint64_t dev[HP_MAX_NODES];
+	size_t n;
+};
+
+/* What hp_host_fs_guard() compares with, read by the parent while the child
+ * looks (it would wait for the child otherwise): the file system of the
+ * host's /dev, those the host has mounted (both tables, /proc/1's and
+ * ours), and those of the directories of the host nodes. Without memory
+ * for the mounts, host_mounted() reads the tables. */
+struct host_fs {
+	bool dev_ok;
+	dev_t dev;
+	dev_t *mounted;
+	size_t nmounted;
+	bool mounted_ok;
+	bool dir_ok[HP_MAX_NODES];
+	dev_t dir[HP_MAX_NODES];
+};
+
+void hp_host_fs_read(const struct hp_list *items, struct host_fs *h);
+/* Refuse the container's directory of node N (item IT, the I-th) when it
+ * is on one of the host's file systems H; SEEN keeps those found not to
+ * be, for the other nodes of the call. */
+int hp_host_fs_guard(const struct hp_item *it, size_t i, const struct hp_node *n, const struct host_fs *h,
+		     struct fs_seen *seen, struct devcg_error *err);
+
 /* ---- hotplug_devices.c ---- */
 
 char hp_type_char(uint8_t type);
