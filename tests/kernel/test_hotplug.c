@@ -1083,6 +1083,74 @@ TEST(hotplug_detach_failing_at_the_permission_swap_puts_the_same_nodes_back)
 	detach_fails_at("swap");
 }
 
+/* Our children but SKIP, from /proc/self/task/<tid>/children: up to MAX
+ * in V; their number. */
+static int children_but(pid_t skip, pid_t *v, int max)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	CHECK(d != NULL);
+	while ((e = readdir(d))) {
+		char path[64];
+		FILE *f;
+		int pid;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/children", e->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		while (fscanf(f, "%d", &pid) == 1)
+			if (pid != skip && n < max)
+				v[n++] = pid;
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+/* Detach's scanner of open files is made before the nodes step (by the
+ * process in the container's mount namespace) and told to scan only after
+ * the swap; a detach that fails before lets it end without scanning. The
+ * test is the subreaper, so the scanner, a grandchild, becomes its child:
+ * it must end (60 s bound, a hang's). */
+TEST(hotplug_detach_that_fails_lets_its_scanner_of_open_files_end)
+{
+	static const struct dev d = { "fakegpu0", "fakegpu0" };
+	DEVCG_OPTS(devcg_hotplug_opts, o);
+	struct devcg_hotplug_result *r = NULL;
+	struct devcg_error err;
+	pid_t left[8];
+	int n, i;
+	struct pc p;
+
+	pc_start(&p, false, BASE);
+	devcg_hotplug_result_free(ok(true, &p, &d, 1, NULL));
+	CHECK(!prctl(PR_SET_CHILD_SUBREAPER, 1));
+	/* the control: before the detach, no child but the container */
+	CHECK_INT(children_but(p.pid, left, 8), 0);
+	o.fail_at = "swap";
+	CHECK_INT(call(false, &p, &d, 1, &o, &r, &err), -EIO);
+	/* the scanner was made (its parent, devcg's child, is reaped): one child */
+	n = children_but(p.pid, left, 8);
+	CHECK_INT(n, 1);
+	for (i = 0; i < n; i++) {
+		int pfd = (int)syscall(SYS_pidfd_open, left[i], 0);
+		struct pollfd pf = { .fd = pfd, .events = POLLIN };
+
+		CHECK(pfd >= 0);
+		CHECK_MSG(poll(&pf, 1, 60000) == 1, "the scanner %d did not end", (int)left[i]);
+		CHECK_INT(scratch_wait(left[i]), 0);
+		close(pfd);
+	}
+	CHECK(!prctl(PR_SET_CHILD_SUBREAPER, 0));
+	/* nothing changed: the device is there and allowed */
+	CHECK_INT(pc_open(&p, "fakegpu0"), ENXIO);
+}
+
 /* ---- 4. user namespaces: a bind mount of the host node --------------------------- */
 
 static bool is_mounted(struct pc *p, const char *name)

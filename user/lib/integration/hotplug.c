@@ -141,97 +141,15 @@ static void note(struct call *c, size_t i, const char *text)
 		c->notes[i] = strdup(text);
 }
 
-/*
- * A container whose directory is on the very file system of the host's
- * /dev (devtmpfs bind-mounted in, or a mount namespace without its own
- * /dev) or of the host node: making or removing a node there would change
- * the host's. Refused.
- */
-/*
- * The mount point in the host's mount namespace -- init's (/proc/1) or
- * devcg's own -- of a file system of device DEV, in WHERE; false if the
- * host has none mounted. A node made on one (a container sharing the
- * host's /dev/shm, as --ipc=host does) would be the host's too.
- */
-static bool host_mounted(dev_t dev, char *where, size_t size)
-{
-	static const char *const tables[] = { "/proc/1/mountinfo", "/proc/self/mountinfo" };
-	char line[8192];
-	bool found = false;
-
-	for (size_t t = 0; t < 2 && !found; t++) {
-		FILE *f = fopen(tables[t], "re");
-
-		if (!f)
-			continue;
-		while (!found && fgets(line, sizeof(line), f)) {
-			unsigned int maj, min;
-			char mnt[4096];
-
-			/* ID PARENT MAJ:MIN ROOT MOUNTPOINT ... */
-			if (sscanf(line, "%*s %*s %u:%u %*s %4095s", &maj, &min, mnt) == 3 &&
-			    makedev(maj, min) == dev) {
-				snprintf(where, size, "%s", mnt);
-				found = true;
-			}
-		}
-		fclose(f);
-	}
-	return found;
-}
-
-/* The file systems of the container's directories that host_fs_guard()
- * found neither the host's /dev nor mounted on the host, in one call: the
- * nodes of a call are mostly in one directory, and each look at the mount
- * tables reads two of them whole. */
-struct fs_seen {
-	uint64_t dev[HP_MAX_NODES];
-	size_t n;
-};
-
-static int host_fs_guard(const struct hp_item *it, const struct hp_node *n, struct fs_seen *seen,
-			 struct devcg_error *err)
-{
-	char dir[PATH_MAX], *slash;
-	struct stat st;
-	size_t i;
-
-	if (it->probe || !n->dir_dev)
-		return 0;
-	for (i = 0; i < seen->n && seen->dev[i] != n->dir_dev; i++)
-		;
-	if (i == seen->n) {
-		if (!stat("/dev", &st) && st.st_dev == n->dir_dev)
-			return devcg_err(err, -EXDEV, "%s: the container's directory is on the host's /dev file "
-					 "system: devcg does not change the host's nodes", hp_q(n->path));
-		if (host_mounted((dev_t)n->dir_dev, dir, sizeof(dir)))
-			return devcg_err(err, -EXDEV, "%s: the container's directory is on a file system the "
-					 "host has mounted too (on %s): devcg does not change the host's nodes",
-					 hp_q(n->path), hp_q(dir));
-		if (seen->n < HP_MAX_NODES)
-			seen->dev[seen->n++] = n->dir_dev;
-	}
-	if (!it->host_path)
-		return 0;
-	snprintf(dir, sizeof(dir), "%s", it->host_path);
-	slash = strrchr(dir, '/');
-	if (slash)
-		*(slash == dir ? slash + 1 : slash) = '\0';
-	if (slash && !stat(dir, &st) && st.st_dev == n->dir_dev)
-		return devcg_err(err, -EXDEV, "%s: the container's directory is on the file system of "
-				 "the host node %s: devcg does not change the host's nodes", hp_q(n->path),
-				 hp_q(it->host_path));
-	return 0;
-}
-
 /* Resolve the container and the items, and start the child, which looks
  * at each node. */
 static int call_start(struct call *c, const char *cgroup, const struct devcg_hotplug_device *devices,
 		      size_t count, const struct devcg_hotplug_opts *opts, bool attach,
-		      struct devcg_error *err)
+		      struct holders_scan *scan, struct devcg_error *err)
 {
 	const char *fail_at = DEVCG_OPT(opts, devcg_hotplug_opts, fail_at, NULL);
 	struct fs_seen seen = { .n = 0 };
+	struct host_fs host;
 	int ret;
 
 	memset(c, 0, sizeof(*c));
@@ -272,12 +190,25 @@ static int call_start(struct call *c, const char *cgroup, const struct devcg_hot
 	/* bind mounts are for user-namespaced containers, or when asked */
 	c->child.sh->trees = c->t.other_userns ||
 			     (attach && DEVCG_OPT(opts, devcg_hotplug_opts, method, 0) == DEVCG_HOTPLUG_BIND);
-	ret = hp_child_start(&c->child, c->t.mntns_fd, c->t.root_fd, err);
+	/* detach: the scanner of open files, forked by the child */
+	if (scan) {
+		hp_open_devs_prepare(c->t.cgroup, fail_at && !strcmp(fail_at, "stop-holders"), scan);
+		c->child.first = hp_open_devs_fork;
+		c->child.first_arg = scan;
+	}
+	ret = hp_child_launch(&c->child, c->t.mntns_fd, c->t.root_fd, err);
+	if (scan)
+		hp_open_devs_forked(scan);
+	if (ret)
+		return ret;
+	hp_host_fs_read(&c->items, &host);
+	ret = hp_child_looked(&c->child, err);
 	/* (a path that is no device node, or not reached, is left alone:
 	 * attach_plan() and detach_plan() say so) */
 	for (size_t i = 0; !ret && i < c->items.n; i++)
 		if (c->child.sh->nodes[i].state != HP_NOT_DEV && c->child.sh->nodes[i].state != HP_BAD_PATH)
-			ret = host_fs_guard(&c->items.v[i], &c->child.sh->nodes[i], &seen, err);
+			ret = hp_host_fs_guard(&c->items.v[i], i, &c->child.sh->nodes[i], &host, &seen, err);
+	free(host.mounted);
 	return ret;
 }
 
@@ -466,7 +397,7 @@ int devcg_attach(const char *cgroup, const struct devcg_hotplug_device *devices,
 
 	if (result)
 		*result = NULL;
-	ret = call_start(&c, cgroup, devices, count, opts, true, err);
+	ret = call_start(&c, cgroup, devices, count, opts, true, NULL, err);
 	if (!ret)
 		ret = attach_plan(&c, method, DEVCG_OPT(opts, devcg_hotplug_opts, force, false), err);
 	if (!ret && !c.child.sh->trees && needs_trees(&c, true)) {
@@ -663,7 +594,7 @@ int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
 	struct devcg_edit_io io = { 0 };
 	struct devcg_policy *v1_before = NULL;
 	struct devcg_error v1_err = { 0 };
-	const char *fail_at = DEVCG_OPT(opts, devcg_hotplug_opts, fail_at, NULL);
+	struct holders_scan scan = { .go = -1, .out = -1, .child_go = -1, .child_out = -1 };
 	struct open_devs open = { 0 };
 	struct call c;
 	size_t i, e;
@@ -671,7 +602,7 @@ int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
 
 	if (result)
 		*result = NULL;
-	ret = call_start(&c, cgroup, devices, count, opts, false, err);
+	ret = call_start(&c, cgroup, devices, count, opts, false, &scan, err);
 	if (!ret)
 		ret = detach_plan(&c, err);
 	if (!ret && !c.child.sh->trees && needs_trees(&c, false)) {
@@ -744,7 +675,7 @@ int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
 	hp_child_post(&c.child, 'C');
 	ret = make_result(&c, false, err);
 	if (!ret)
-		hp_open_devs_read(c.t.cgroup, fail_at && !strcmp(fail_at, "stop-holders"), &open);
+		hp_open_devs_read(&scan, &open);
 	for (i = 0, e = 0; !ret && i < c.items.n; i++) {
 		const struct hp_item *it = &c.items.v[i];
 		const struct hp_node *n = &c.child.sh->nodes[i];
@@ -787,6 +718,7 @@ int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices,
 		c.r = NULL;
 	}
 out:
+	hp_open_devs_cancel(&scan);
 	call_free(&c);
 	return ret;
 }

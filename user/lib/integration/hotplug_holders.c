@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <time.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -159,64 +160,142 @@ static void scan_cgroup(int cgfd, struct scan *sc)
 	sc->level--;
 }
 
+/* The scanner (a grandchild of the caller, see hp_open_devs_start()): it
+ * keeps only its two ends, sends its pid, waits for the go, then sends
+ * the records and a record of pid 0. */
+static void scan_main(const char *cg, bool stop, int go, int out)
+{
+	struct scan sc = { .out = out };
+	int lo = go < out ? go : out, hi = go < out ? out : go;
+	struct open_dev d;
+	pid_t self = getpid();
+	char c;
+	int fd;
+
+	/* not the caller's files: the process in the container's mount
+	 * namespace, above all, sees its peer's end close when ours do */
+	if (lo > 0)
+		close_range(0, (unsigned int)lo - 1, 0);
+	if (hi > lo + 1)
+		close_range((unsigned int)lo + 1, (unsigned int)hi - 1, 0);
+	close_range((unsigned int)hi + 1, ~0u, 0);
+	if (write(out, &self, sizeof(self)) != (ssize_t)sizeof(self))
+		_exit(1);
+	/* no go (the caller's end closed): the call failed, nothing to scan */
+	if (read(go, &c, 1) != 1)
+		_exit(0);
+	if (stop)
+		kill(self, SIGSTOP);
+	fd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0)
+		scan_cgroup(fd, &sc);
+	/* the end: a record of pid 0 */
+	memset(&d, 0, sizeof(d));
+	if (fd < 0 || write(out, &d, sizeof(d)) != (ssize_t)sizeof(d))
+		_exit(1);
+	_exit(0);
+}
+
 /*
- * The device nodes the processes of the cgroup CG (absolute) and below
- * hold open, read from a scanning process within HOLDERS_TIMEOUT_MS. The
- * scanner is a grandchild, not waited for: a process in a FUSE request the
- * server has read waits it out even after SIGKILL (fs/fuse/dev.c,
- * request_wait_answer()), so a wait for it could be for ever. It sends its
- * pid first, to be killed if it is late; a scan stuck for good ends when
- * its file system does, or at its next write (SIGPIPE). With STOP (a
- * testing aid), it stops itself first, as a scan stuck would.
+ * The scanner of the open files of the cgroup CG (absolute) and below,
+ * which scans at hp_open_devs_read()'s go: a grandchild of the caller,
+ * not waited for (a process in a FUSE request the server has read waits
+ * it out even after SIGKILL, fs/fuse/dev.c, request_wait_answer(), so a
+ * wait for it could be for ever). The process in the container's mount
+ * namespace forks it (hp_open_devs_fork(), its first step, before it
+ * enters), so that the caller forks once per call: each fork write-
+ * protects all of the caller's memory again, and each page it then writes
+ * is copied, with a TLB flush of the other CPUs. Made early, while the
+ * call does its other steps, it scans only at the go, after the permission
+ * is taken, when no process can open the device any more. With STOP (a
+ * testing aid), it stops itself at the go, as a scan stuck would. Without
+ * a scanner (no memory, no process), the read finds the list incomplete.
  */
-void hp_open_devs_read(const char *cg, bool stop, struct open_devs *od)
+void hp_open_devs_prepare(const char *cg, bool stop, struct holders_scan *hs)
+{
+	int go[2], out[2];
+
+	hs->go = hs->out = hs->child_go = hs->child_out = -1;
+	hs->cg = cg;
+	hs->stop = stop;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go))
+		return;
+	if (pipe2(out, O_CLOEXEC)) {
+		close(go[0]);
+		close(go[1]);
+		return;
+	}
+	hs->go = go[0];
+	hs->child_go = go[1];
+	hs->out = out[0];
+	hs->child_out = out[1];
+}
+
+/* In the process in the container's mount namespace, first: fork the
+ * scanner (_Fork(): no atfork handler of the caller runs; the scanner
+ * makes only system calls), and keep none of its ends. */
+void hp_open_devs_fork(void *arg)
+{
+	struct holders_scan *hs = arg;
+
+	if (hs->child_go >= 0 && _Fork() == 0)
+		scan_main(hs->cg, hs->stop, hs->child_go, hs->child_out);
+	if (hs->go >= 0) {
+		close(hs->go);
+		close(hs->out);
+		close(hs->child_go);
+		close(hs->child_out);
+	}
+}
+
+/* The child is made (or not): the scanner's ends are its. */
+void hp_open_devs_forked(struct holders_scan *hs)
+{
+	if (hs->child_go >= 0) {
+		close(hs->child_go);
+		close(hs->child_out);
+	}
+	hs->child_go = hs->child_out = -1;
+}
+
+static void scan_reap(struct holders_scan *hs)
+{
+	hp_open_devs_forked(hs);
+	if (hs->go >= 0)
+		close(hs->go);
+	if (hs->out >= 0)
+		close(hs->out);
+	hs->go = hs->out = -1;
+}
+
+void hp_open_devs_cancel(struct holders_scan *hs)
+{
+	scan_reap(hs);
+}
+
+/*
+ * The device nodes the processes of the cgroup hold open, from the
+ * scanner HS started: it is told to go, and read within
+ * HOLDERS_TIMEOUT_MS. It sends its pid first, to be killed if it is late;
+ * a scan stuck for good ends when its file system does, or at its next
+ * write (SIGPIPE).
+ */
+void hp_open_devs_read(struct holders_scan *hs, struct open_devs *od)
 {
 	struct timespec t0, t;
 	struct open_dev d;
-	int p[2], status;
 	size_t got = 0;
-	pid_t pid, scanner = 0;
+	pid_t scanner = 0;
 
 	memset(od, 0, sizeof(*od));
 	od->incomplete = true;
-	if (pipe2(p, O_CLOEXEC))
-		return;
-	pid = fork();
-	if (pid < 0) {
-		close(p[0]);
-		close(p[1]);
+	if (hs->go < 0 || send(hs->go, "g", 1, MSG_NOSIGNAL) != 1) {
+		scan_reap(hs);
 		return;
 	}
-	if (pid == 0) {
-		struct scan sc = { .out = p[1] };
-		pid_t self;
-		int fd;
-
-		close(p[0]);
-		/* the scanner is the grandchild: the caller waits only for us */
-		pid = fork();
-		if (pid != 0)
-			_exit(pid < 0);
-		self = getpid();
-		if (write(p[1], &self, sizeof(self)) != (ssize_t)sizeof(self))
-			_exit(1);
-		if (stop)
-			raise(SIGSTOP);
-		fd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd >= 0)
-			scan_cgroup(fd, &sc);
-		/* the end: a record of pid 0 */
-		memset(&d, 0, sizeof(d));
-		if (fd < 0 || write(p[1], &d, sizeof(d)) != (ssize_t)sizeof(d))
-			_exit(1);
-		_exit(0);
-	}
-	close(p[1]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		struct pollfd pf = { .fd = p[0], .events = POLLIN };
+		struct pollfd pf = { .fd = hs->out, .events = POLLIN };
 		size_t want = scanner ? sizeof(d) : sizeof(scanner);
 		char *into = scanner ? (char *)&d : (char *)&scanner;
 		long left;
@@ -228,7 +307,7 @@ void hp_open_devs_read(const char *cg, bool stop, struct open_devs *od)
 			break;
 		if (!pf.revents)
 			continue;
-		n = read(p[0], into + got, want - got);
+		n = read(hs->out, into + got, want - got);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -252,10 +331,10 @@ void hp_open_devs_read(const char *cg, bool stop, struct open_devs *od)
 			}
 		}
 	}
-	close(p[0]);
 	/* late: stuck in a file system, or stopped */
 	if (od->incomplete && scanner > 0)
 		kill(scanner, SIGKILL);
+	scan_reap(hs);
 }
 
 /* The holders of the device TYPE MAJOR:MINOR among OD. */

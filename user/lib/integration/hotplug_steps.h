@@ -24,6 +24,40 @@ struct target {
 int hp_target_open(const char *cgroup, int32_t pid, struct target *t, struct devcg_error *err);
 void hp_target_close(struct target *t);
 
+/* ---- hotplug_hostfs.c ---- */
+
+struct hp_node;
+
+/* The file systems of the container's directories that hp_host_fs_guard()
+ * found neither the host's /dev nor mounted on the host, in one call: the
+ * nodes of a call are mostly in one directory. */
+struct fs_seen {
+	uint64_t dev[HP_MAX_NODES];
+	size_t n;
+};
+
+/* What hp_host_fs_guard() compares with, read by the parent while the child
+ * looks (it would wait for the child otherwise): the file system of the
+ * host's /dev, those the host has mounted (both tables, /proc/1's and
+ * ours), and those of the directories of the host nodes. Without memory
+ * for the mounts, host_mounted() reads the tables. */
+struct host_fs {
+	bool dev_ok;
+	dev_t dev;
+	dev_t *mounted;
+	size_t nmounted;
+	bool mounted_ok;
+	bool dir_ok[HP_MAX_NODES];
+	dev_t dir[HP_MAX_NODES];
+};
+
+void hp_host_fs_read(const struct hp_list *items, struct host_fs *h);
+/* Refuse the container's directory of node N (item IT, the I-th) when it
+ * is on one of the host's file systems H; SEEN keeps those found not to
+ * be, for the other nodes of the call. */
+int hp_host_fs_guard(const struct hp_item *it, size_t i, const struct hp_node *n, const struct host_fs *h,
+		     struct fs_seen *seen, struct devcg_error *err);
+
 /* ---- hotplug_devices.c ---- */
 
 char hp_type_char(uint8_t type);
@@ -117,17 +151,30 @@ struct open_devs {
 	bool incomplete; /* the scan did not end in time (or failed) */
 };
 
+/* The scanner of a cgroup's open files (hotplug_holders.c). */
+struct holders_scan {
+	int go, out;             /* ours; -1: none */
+	int child_go, child_out; /* the scanner's, until it is forked */
+	const char *cg;
+	bool stop;
+};
+
 /*
- * The device nodes the processes of the cgroup CG (absolute) and below
- * hold open, read from a scanning process within HOLDERS_TIMEOUT_MS. The
- * scanner is a grandchild, not waited for: a process in a FUSE request the
- * server has read waits it out even after SIGKILL (fs/fuse/dev.c,
- * request_wait_answer()), so a wait for it could be for ever. It sends its
- * pid first, to be killed if it is late; a scan stuck for good ends when
- * its file system does, or at its next write (SIGPIPE). With STOP (a
- * testing aid), it stops itself first, as a scan stuck would.
+ * The scanner of the open files of the processes of the cgroup CG
+ * (absolute) and below: prepared here, forked by the process in the
+ * container's mount namespace as its first step (hp_open_devs_fork() as
+ * its hp_child's first, then hp_open_devs_forked() here), it scans only
+ * when hp_open_devs_read() tells it to, and sends the device nodes they
+ * hold open within HOLDERS_TIMEOUT_MS. It is not waited for (see
+ * hotplug_holders.c). With STOP (a testing aid), it stops itself at the
+ * go, as a scan stuck would. Every prepare ends with one read or one
+ * cancel (which lets the scanner end without scanning).
  */
-void hp_open_devs_read(const char *cg, bool stop, struct open_devs *od);
+void hp_open_devs_prepare(const char *cg, bool stop, struct holders_scan *hs);
+void hp_open_devs_fork(void *arg);
+void hp_open_devs_forked(struct holders_scan *hs);
+void hp_open_devs_read(struct holders_scan *hs, struct open_devs *od);
+void hp_open_devs_cancel(struct holders_scan *hs);
 /* The holders of the device TYPE MAJOR:MINOR among OD. */
 void hp_holders_of(const struct open_devs *od, uint8_t type, uint32_t maj, uint32_t min,
 		       struct holders *h);

@@ -597,7 +597,7 @@ static int reply(struct hp_child *c, struct devcg_error *err)
 	return devcg_err(err, c->sh->err ? c->sh->err : -EIO, "%s", c->sh->msg);
 }
 
-int hp_child_start(struct hp_child *c, int mntns_fd, int root_fd, struct devcg_error *err)
+int hp_child_launch(struct hp_child *c, int mntns_fd, int root_fd, struct devcg_error *err)
 {
 	int sv[2];
 
@@ -611,12 +611,26 @@ int hp_child_start(struct hp_child *c, int mntns_fd, int root_fd, struct devcg_e
 	}
 	if (c->pid == 0) {
 		close(sv[0]);
+		if (c->first)
+			c->first(c->first_arg);
 		child_main(c->sh, sv[1], mntns_fd, root_fd);
 		_exit(0);
 	}
 	close(sv[1]);
 	c->sock = sv[0];
+	return 0;
+}
+
+int hp_child_looked(struct hp_child *c, struct devcg_error *err)
+{
 	return reply(c, err);
+}
+
+int hp_child_start(struct hp_child *c, int mntns_fd, int root_fd, struct devcg_error *err)
+{
+	int ret = hp_child_launch(c, mntns_fd, root_fd, err);
+
+	return ret ? ret : hp_child_looked(c, err);
 }
 
 int hp_child_cmd(struct hp_child *c, char cmd, struct devcg_error *err)

@@ -72,6 +72,10 @@ struct hp_child {
 	int sock;
 	struct hp_shared *sh;
 	size_t size;
+	/* called first in the child, still in our mount namespace (NULL:
+	 * none); set after hp_child_alloc() */
+	void (*first)(void *arg);
+	void *first_arg;
 };
 
 /*
@@ -82,6 +86,10 @@ struct hp_child {
  */
 int hp_child_alloc(struct hp_child *c, int n, struct devcg_error *err);
 int hp_child_start(struct hp_child *c, int mntns_fd, int root_fd, struct devcg_error *err);
+/* hp_child_start() in two halves, for a caller with work of its own to do
+ * while the child looks: the fork, then the wait for the child's look. */
+int hp_child_launch(struct hp_child *c, int mntns_fd, int root_fd, struct devcg_error *err);
+int hp_child_looked(struct hp_child *c, struct devcg_error *err);
 /* Commands: 'M' make the work nodes (attach; on failure the child undoes
  * its own; on success it drops the nodes it replaced), 'R' remove the work
  * nodes (detach; undone on failure), then 'C' commit (drop what was set
