@@ -281,3 +281,47 @@ int devcg_read_all(struct devcg_cgroup *cg, const struct attached *a, bool no_sy
 		devcg_policy_free(ps[i]);
 	return ret;
 }
+
+/*
+ * The bpf_link through which PROG_ID is attached to the cgroup with inode
+ * INO, as a new fd, or -ENOENT. BPF_PROG_ATTACH cannot replace nor detach
+ * a program attached by a link (kernel/bpf/cgroup.c matches BPF_F_REPLACE
+ * and detach against non-link entries only).
+ */
+int devcg_link_of(uint64_t ino, uint32_t prog_id)
+{
+	__u32 id = 0;
+
+	while (!bpf_link_get_next_id(id, &id)) {
+		struct bpf_link_info info = { 0 };
+		__u32 len = sizeof(info);
+		int fd = bpf_link_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.type == BPF_LINK_TYPE_CGROUP &&
+		    info.prog_id == prog_id && info.cgroup.cgroup_id == ino &&
+		    info.cgroup.attach_type == BPF_CGROUP_DEVICE)
+			return fd;
+		close(fd);
+	}
+	return -ENOENT;
+}
+
+/* Detach program I of A, whether attached directly or by a link: which of
+ * DETACHED_* it was (NONE: gone already), or a negative errno. */
+int devcg_detach_one(int cg_fd, uint64_t ino, const struct attached *a, uint32_t i)
+{
+	int link, ret;
+
+	if (!bpf_prog_detach2(a->fds[i], cg_fd, BPF_CGROUP_DEVICE))
+		return DETACHED_DIRECT;
+	if (errno != ENOENT)
+		return -errno;
+	link = devcg_link_of(ino, a->ids[i]);
+	if (link < 0)
+		return DETACHED_NONE;
+	ret = bpf_link_detach(link) ? -errno : DETACHED_LINK;
+	close(link);
+	return ret;
+}

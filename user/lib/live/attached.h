@@ -75,4 +75,13 @@ int devcg_read_all(struct devcg_cgroup *cg, const struct attached *a, bool no_sy
 		   struct devcg_policy **policy, uint32_t *id, bool *audit, uint32_t *others,
 		   struct taking *take, struct devcg_error *err);
 
+/* The bpf_link through which PROG_ID is attached to the cgroup with inode
+ * INO, as a new fd, or -ENOENT (BPF_PROG_ATTACH neither replaces nor
+ * detaches a program attached by a link). */
+int devcg_link_of(uint64_t ino, uint32_t prog_id);
+enum { DETACHED_NONE, DETACHED_DIRECT, DETACHED_LINK };
+/* Detach program I of A, whether attached directly or by a link: which of
+ * DETACHED_* it was (NONE: gone already), or a negative errno. */
+int devcg_detach_one(int cg_fd, uint64_t ino, const struct attached *a, uint32_t i);
+
 #endif

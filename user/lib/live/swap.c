@@ -26,32 +26,6 @@ static const char *why(int code)
 	return devcg_why(code, DEVCG_CAPS_FILTER);
 }
 
-/*
- * The bpf_link through which PROG_ID is attached to the cgroup with inode
- * INO, as a new fd, or -ENOENT. BPF_PROG_ATTACH cannot replace nor detach
- * a program attached by a link (kernel/bpf/cgroup.c matches BPF_F_REPLACE
- * and detach against non-link entries only).
- */
-static int link_of(uint64_t ino, uint32_t prog_id)
-{
-	__u32 id = 0;
-
-	while (!bpf_link_get_next_id(id, &id)) {
-		struct bpf_link_info info = { 0 };
-		__u32 len = sizeof(info);
-		int fd = bpf_link_get_fd_by_id(id);
-
-		if (fd < 0)
-			continue;
-		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.type == BPF_LINK_TYPE_CGROUP &&
-		    info.prog_id == prog_id && info.cgroup.cgroup_id == ino &&
-		    info.cgroup.attach_type == BPF_CGROUP_DEVICE)
-			return fd;
-		close(fd);
-	}
-	return -ENOENT;
-}
-
 /* Put back the program at TARGET of BEFORE after a failed check (NEW_FD in
  * its place); a negative errno if that failed too. One that hung on a link
  * comes back attached directly: the link is gone. */
@@ -70,26 +44,6 @@ static int roll_back(int cg_fd, const struct attached *before, int target, int n
 				      before->mode == DEVCG_MODE_OVERRIDE ? BPF_F_ALLOW_OVERRIDE : 0);
 	}
 	return ret ? -errno : 0;
-}
-
-enum { DETACHED_NONE, DETACHED_DIRECT, DETACHED_LINK };
-
-/* Detach program I of A, whether attached directly or by a link: which of
- * DETACHED_* it was (NONE: gone already), or a negative errno. */
-static int detach_one(int cg_fd, uint64_t ino, const struct attached *a, uint32_t i)
-{
-	int link, ret;
-
-	if (!bpf_prog_detach2(a->fds[i], cg_fd, BPF_CGROUP_DEVICE))
-		return DETACHED_DIRECT;
-	if (errno != ENOENT)
-		return -errno;
-	link = link_of(ino, a->ids[i]);
-	if (link < 0)
-		return DETACHED_NONE;
-	ret = bpf_link_detach(link) ? -errno : DETACHED_LINK;
-	close(link);
-	return ret;
 }
 
 static int attach_failed(struct devcg_cgroup *cg, uint32_t flags, int code, struct devcg_error *err)
@@ -301,7 +255,7 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 		if (bpf_prog_attach_opts(v.prog_fd, cg->fd, BPF_CGROUP_DEVICE, &o))
 			ret = -errno;
 		/* not found as a direct attachment: it may hang on a bpf_link */
-		if (ret == -ENOENT && (link = link_of(cg->ino, before.ids[target])) >= 0) {
+		if (ret == -ENOENT && (link = devcg_link_of(cg->ino, before.ids[target])) >= 0) {
 			linked = true;
 			ret = locked ? adopt_linked(cg, link, before.ids[target], v.prog_fd, err)
 				     : NEEDS_LOCK;
@@ -327,7 +281,7 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 	for (i = 0; i < (int)before.n; i++) {
 		if (i == target)
 			continue;
-		ret = devcg_fault(fail_at, "detach") ? -EIO : detach_one(cg->fd, cg->ino, &before, (uint32_t)i);
+		ret = devcg_fault(fail_at, "detach") ? -EIO : devcg_detach_one(cg->fd, cg->ino, &before, (uint32_t)i);
 		if (ret < 0) {
 			ret = devcg_err(err, ret, "the filter is attached, but program %u could not "
 					"be detached: %s", before.ids[i], why(ret));
@@ -761,66 +715,4 @@ int devcg_update_edit(const char *cgroup, devcg_policy_edit_fn edit, void *ctx,
 		snprintf(opts->cgroup, sizeof(opts->cgroup), "%s", devcg_cgroup_rel(&cg));
 	devcg_cgroup_close(&cg);
 	return ret;
-}
-
-/*
- * Detach every devcg filter of the cgroup, under the lock, until a query
- * finds none (a writer that swapped in multi mode meanwhile, without the
- * lock, may have put a new one in place). A filter that hangs on a
- * bpf_link of another process (an older devcg updated such links) can
- * only be removed by detaching that link; its holder keeps a link that is
- * attached to nothing.
- */
-int devcg_reset_opts(const char *cgroup, struct devcg_reset_opts *opts, struct devcg_error *err)
-{
-	struct devcg_lock lock = { .fd = -1 };
-	uint32_t i, found = 1, removed = 0, links = 0;
-	struct devcg_cgroup cg;
-	struct attached a;
-	int ret, round;
-
-	if ((ret = DEVCG_RESET_OPTS_VALID(opts, err)))
-		return ret;
-	ret = devcg_cgroup_resolve(cgroup, DEVCG_RESOLVE_WRITE, &cg, err);
-	if (!ret)
-		ret = devcg_lock_cgroup(&cg, &lock, err);
-	for (round = 0; !ret && found && round < 10; round++) {
-		ret = devcg_query_attached(cg.fd, true, &a, err);
-		if (ret)
-			break;
-		for (found = 0, i = 0; i < a.n; i++) {
-			if (!a.devcg[i])
-				continue;
-			found++;
-			ret = detach_one(cg.fd, cg.ino, &a, i);
-			if (ret < 0) {
-				ret = devcg_err(err, ret, "cannot detach program %u from %s: %s%s", a.ids[i],
-						devcg_cgroup_rel(&cg), why(ret),
-						removed ? " (other devcg filters were removed)" : "");
-				break;
-			}
-			removed += ret != DETACHED_NONE;
-			links += ret == DETACHED_LINK;
-			ret = 0;
-		}
-		devcg_attached_close(&a);
-	}
-	if (!ret && found)
-		ret = devcg_err(err, -EAGAIN, "%s: other writers kept attaching devcg filters", devcg_cgroup_rel(&cg));
-	devcg_lock_release(&lock);
-	if (!ret && opts && DEVCG_OPTS_HAS(opts, devcg_reset_opts, cgroup))
-		snprintf(opts->cgroup, sizeof(opts->cgroup), "%s", devcg_cgroup_rel(&cg));
-	devcg_cgroup_close(&cg);
-	if (ret)
-		return ret;
-	if (opts && DEVCG_OPTS_HAS(opts, devcg_reset_opts, links_detached)) {
-		opts->removed = removed;
-		opts->links_detached = links;
-	}
-	return (int)removed;
-}
-
-int devcg_reset(const char *cgroup, struct devcg_error *err)
-{
-	return devcg_reset_opts(cgroup, NULL, err);
 }
