@@ -435,3 +435,37 @@ TEST(revoke_episode_of_a_removed_cgroup_ends_when_its_path_is_made_again)
 	 * filter 7, which grants c 240:0 r: nothing foreign is attached there */
 	check_episode_ends_when_devcg_attaches(C_AGAIN, 0);
 }
+
+TEST(revoke_names_a_foreign_program_put_in_place_of_devcgs_filter_against_the_filters_policy)
+{
+	struct devcg_revokes *r = with_devcg_filter();
+
+	/* crun's update: its own program replaces devcg's filter 1 on C */
+	change(r, 10 * MS, 50, "crun", DEVCG_CMD_PROG_ATTACH, C, 2, 1, 0);
+	refused(r, 11 * MS, C, 60, 240, 0, O_RDONLY); /* the filter granted it */
+	refused(r, 12 * MS, C, 60, 1, 5, O_RDONLY);   /* the filter refused it: not counted */
+	devcg_revokes_flush(r, 50 * MS);
+	CHECK_INT(ngot, 1);
+	CHECK_STR(got[0].writer_comm, "crun");
+	CHECK_INT(got[0].nbefore, 1);
+	CHECK_INT(got[0].before[0].id, 1);
+	CHECK_INT(got[0].before[0].owner, DEVCG_PROG_DEVCG);
+	CHECK_INT(got[0].nafter, 1);
+	CHECK_INT(got[0].after[0].id, 2);
+	CHECK_INT(got[0].denied, 1);
+	CHECK_INT(got[0].devices[0].major, 240);
+	devcg_revokes_free(r);
+}
+
+TEST(revoke_of_a_replaced_devcg_filter_ends_with_its_episode)
+{
+	struct devcg_revokes *r = with_devcg_filter();
+
+	change(r, 10 * MS, 50, "crun", DEVCG_CMD_PROG_ATTACH, C, 2, 1, 0);
+	/* someone else's change ends the episode: the filter's policy with it */
+	attach(r, 20 * MS, 70, "other", C, 3);
+	refused(r, 21 * MS, C, 60, 240, 0, O_RDONLY);
+	devcg_revokes_flush(r, 50 * MS);
+	CHECK_INT(ngot, 0);
+	devcg_revokes_free(r);
+}

@@ -13,6 +13,10 @@
  * devcg filter that applies allows it, another program refused it, and the
  * last foreign change on the opener's cgroup or an ancestor is named.
  *
+ * A foreign writer that takes devcg's filter itself off (crun's update puts
+ * its own program in its place) leaves the filter's policy in its episode:
+ * while the episode is open, that policy says what the cgroup had.
+ *
  * Where no devcg filter applies, nothing states what should be allowed: the
  * trace sees only refused opens, and the kernel runs no device program on
  * request from user space (cgroup device programs have no test run), so no
@@ -46,11 +50,18 @@ struct prog {
 	struct devcg_policy *policy;
 };
 
+#define MAX_REPLACED 4
+
 struct episode {
 	struct devcg_revoke rv;
 	bool open;
 	uint64_t last_ns; /* the return of its last change */
 	uint64_t lost_at_start;
+	/* the policies of devcg filters the episode's changes took off the
+	 * cgroup (crun's update puts its own program in place of devcg's
+	 * filter): what the cgroup had, while the episode is open */
+	struct devcg_policy *replaced[MAX_REPLACED];
+	uint32_t nreplaced;
 };
 
 struct cg {
@@ -152,6 +163,9 @@ void devcg_revokes_free(struct devcg_revokes *r)
 		return;
 	for (i = 0; i < r->nprogs; i++)
 		devcg_policy_free(r->progs[i].policy);
+	for (i = 0; i < r->ncgs; i++)
+		while (r->cgs[i].ep.nreplaced)
+			devcg_policy_free(r->cgs[i].ep.replaced[--r->cgs[i].ep.nreplaced]);
 	free(r->progs);
 	free(r->cgs);
 	free(r);
@@ -339,6 +353,23 @@ static void close_episode(struct devcg_revokes *r, struct cg *c, uint64_t end)
 	ep->rv.lost = r->lost != ep->lost_at_start;
 	if (ep->rv.denied && r->cb)
 		r->cb(r->ctx, &ep->rv);
+	while (ep->nreplaced)
+		devcg_policy_free(ep->replaced[--ep->nreplaced]);
+	r->generation++;
+}
+
+/* Keep the policy of devcg's filter ID, which a change of the open episode
+ * EP took off its cgroup. */
+static void keep_replaced(struct devcg_revokes *r, struct episode *ep, uint32_t id)
+{
+	const struct prog *p = prog_of(r, id);
+	struct devcg_policy *copy;
+
+	if (!p || p->owner != DEVCG_PROG_DEVCG || !p->policy || ep->nreplaced == MAX_REPLACED)
+		return;
+	copy = devcg_policy_dup(p->policy);
+	if (copy)
+		ep->replaced[ep->nreplaced++] = copy;
 }
 
 static void open_episode(struct devcg_revokes *r, struct cg *c, const struct devcg_trace_event *ev)
@@ -392,6 +423,16 @@ static void feed_bpf(struct devcg_revokes *r, const struct devcg_trace_event *ev
 		ep->rv.changes++;
 		ep->last_ns = ev->ts_exit_ns;
 		list_progs(r, c, &ep->rv.nafter, ep->rv.after);
+		/* a devcg filter the foreign writer took off (replaced or
+		 * detached): its policy still says what the cgroup had */
+		for (i = 0; i < nold; i++) {
+			uint32_t k;
+
+			for (k = 0; k < c->nprogs && c->progs[k] != old[i]; k++)
+				;
+			if (k == c->nprogs)
+				keep_replaced(r, ep, old[i]);
+		}
 	}
 	for (i = 0; i < nold; i++)
 		prog_forget(r, old[i]);
@@ -438,6 +479,12 @@ static bool memo_fill(struct devcg_revokes *r, uint64_t id)
 		if (c->ep.open && (r->memo.episode < 0 ||
 				   c->ep.rv.start_ns > r->cgs[r->memo.episode].ep.rv.start_ns))
 			r->memo.episode = (long)i;
+		for (k = 0; c->ep.open && k < c->ep.nreplaced; k++) {
+			if (r->memo.npolicies == MEMO_POLICIES)
+				r->memo.decidable = false;
+			else
+				r->memo.policies[r->memo.npolicies++] = c->ep.replaced[k];
+		}
 		for (k = 0; k < c->nprogs; k++) {
 			const struct prog *p = prog_of(r, c->progs[k]);
 

@@ -519,13 +519,6 @@ for line in sys.stdin:
 			;;
 		*:revoked)
 			if [ "$n" -ge 1 ]; then pass "trace_names_revocation_${p}_$i"
-			elif [ "$(runtime_of "$p")" = crun ]; then
-				# crun's update replaces the container cgroup's program
-				# (devcg's filter, which had taken crun's over) with
-				# its own: no devcg filter is left on the path to say
-				# what the container had, and the trace names
-				# revocations only against one (docs/kubernetes.md)
-				info "FACT k8s trace: $p (instance $i): crun replaced devcg's filter itself; the trace cannot name that revocation yet"
 			else fail "trace_names_revocation_${p}_$i" "the GPU was revoked, the trace has no revoke event"; fi
 			;;
 		*:kept)
