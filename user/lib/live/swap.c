@@ -133,6 +133,29 @@ static int load_version(const struct devcg_policy *policy, const struct devcg_re
 #define NEEDS_LOCK 1
 
 /*
+ * A swap of a cached program by BPF_F_REPLACE failed with EINVAL: another
+ * writer attached that very program to the cgroup since the query (the
+ * kernel refuses one program twice on a cgroup with EINVAL, before it
+ * looks for the one to replace). Read the cgroup's programs again: with
+ * EXPECT (compare-and-swap), REPLACED gone is the caller's -ENOENT; else
+ * -EAGAIN, which replace_resolved() retries.
+ */
+static int cached_attached_meanwhile(struct devcg_cgroup *cg, uint32_t replaced, uint32_t expect,
+				     struct devcg_error *err)
+{
+	struct attached now;
+	bool there = false;
+
+	if (!devcg_query_ids(cg->fd, &now, NULL))
+		for (uint32_t i = 0; i < now.n; i++)
+			there |= now.ids[i] == replaced;
+	if (expect && !there)
+		return devcg_err(err, -ENOENT, "program %u was replaced by another writer", replaced);
+	return devcg_err(err, -EAGAIN, "the device programs of %s changed while devcg swapped",
+			 devcg_cgroup_rel(cg));
+}
+
+/*
  * TAKE (NULL but for a take-over): the programs whose rules POLICY was
  * built from, each read; expect_prog_id is replaced and the others are
  * then detached one by one, where otherwise several programs are refused
@@ -154,31 +177,6 @@ static int load_version(const struct devcg_policy *policy, const struct devcg_re
  * failure between the steps leaves such a step, which a replace again
  * completes.
  */
-/*
- * A swap of a cached program by BPF_F_REPLACE failed with EINVAL: another
- * writer attached that very program to the cgroup since the query (the
- * kernel refuses one program twice on a cgroup with EINVAL, before it
- * looks for the one to replace). Read the cgroup's programs again: with
- * EXPECT (compare-and-swap), REPLACED gone is the caller's -ENOENT; else
- * -EAGAIN, which replace_resolved() retries. false with *RET set.
- */
-static bool cached_attached_meanwhile(struct devcg_cgroup *cg, uint32_t replaced, uint32_t expect, int *ret,
-				      struct devcg_error *err)
-{
-	struct attached now;
-	bool there = false;
-
-	if (!devcg_query_ids(cg->fd, &now, NULL))
-		for (uint32_t i = 0; i < now.n; i++)
-			there |= now.ids[i] == replaced;
-	if (expect && !there)
-		*ret = devcg_err(err, -ENOENT, "program %u was replaced by another writer", replaced);
-	else
-		*ret = devcg_err(err, -EAGAIN, "the device programs of %s changed while devcg swapped",
-				 devcg_cgroup_rel(cg));
-	return false;
-}
-
 static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *policy,
 			struct devcg_replace_opts *opts, bool locked, const struct taking *take,
 			bool whole, struct devcg_error *err)
@@ -292,9 +290,8 @@ static int replace_once(struct devcg_cgroup *cg, const struct devcg_policy *poli
 			ret = -errno;
 	}
 	/* (adopt_linked() says itself what failed) */
-	if (ret == -EINVAL && pin && target >= 0 && before.mode == DEVCG_MODE_MULTI && !linked &&
-	    !cached_attached_meanwhile(cg, before.ids[target], expect, &ret, err))
-		; /* (ret and its message set) */
+	if (ret == -EINVAL && pin && target >= 0 && before.mode == DEVCG_MODE_MULTI && !linked)
+		ret = cached_attached_meanwhile(cg, before.ids[target], expect, err);
 	else if (ret == -ENOENT && target >= 0 && !linked)
 		ret = devcg_err(err, -ENOENT, "program %u was replaced by another writer",
 				before.ids[target]);
