@@ -741,6 +741,14 @@ struct devcg_hotplug_opts {
 	 * unit's DeviceAllow= in step; NO_SYSTEMD turns that off (and devcg's
 	 * filter then replaces systemd's own program, with no FORCE). */
 	bool no_systemd;
+	/* A container of a node agent by its ID (devcg_container_start()):
+	 * its pid and cgroup come from devcg_container_find() (PID and CGROUP
+	 * must then be 0 and NULL), and what the call changed is recorded in
+	 * its state, so that devcg_container_updated() and a restarted agent
+	 * put back what was attached and never what was detached. NULL: none. */
+	const char *container;
+	/* where that state is; NULL: DEVCG_CONTAINER_STATE_DIR */
+	const char *state_dir;
 };
 
 /* What was done to a device's node and to its permission. */
@@ -946,6 +954,84 @@ struct devcg_doctor_result {
 DEVCG_API int devcg_doctor(const char *cgroup, const struct devcg_doctor_opts *opts,
 			   struct devcg_doctor_result **result, struct devcg_error *err);
 DEVCG_API void devcg_doctor_result_free(struct devcg_doctor_result *result);
+
+/* ---- containers of a node agent ---------------------------------------- */
+
+/*
+ * The device logic of a node agent (an NRI plugin): a container's policy
+ * installed at its start, kept in a state file per container, put back
+ * after the runtime re-installs its own program, hot-plug by container ID.
+ */
+#define DEVCG_CONTAINER_STATE_DIR "/run/devcg/containers"
+
+/* One entry of the container's OCI linux.devices (a node the runtime makes). */
+struct devcg_container_device {
+	const char *path;
+	char type;                 /* 'c', 'b', 'u' (char), 'p' (fifo: no rule) */
+	int64_t major, minor;
+};
+/* One entry of the container's OCI linux.resources.devices. */
+struct devcg_container_rule {
+	bool allow;
+	char type;                 /* 'a', 'c', 'b'; 0 or 'a': all */
+	int64_t major, minor;      /* -1: any (the OCI field absent) */
+	const char *access;        /* "rwm" or a subset; NULL or "": rwm */
+};
+/* A container as the runtime describes it to a node agent (NRI). */
+struct devcg_container {
+	size_t sz;
+	const char *id;            /* the runtime's ID: 1-128 of [0-9A-Za-z_.-], else -EINVAL */
+	const char *name;          /* container name, pod name/namespace/uid: logs and */
+	const char *pod_name;      /* state only; may be NULL */
+	const char *pod_namespace;
+	const char *pod_uid;
+	int32_t pid;               /* a process of the container, host pid namespace */
+	const char *runtime_handler; /* the CRI runtime handler ("runc", "crun", ...) or NULL */
+	size_t ndevices;
+	const struct devcg_container_device *devices;
+	size_t nrules;
+	const struct devcg_container_rule *rules;
+};
+struct devcg_container_opts {
+	size_t sz;
+	const char *state_dir;     /* NULL: DEVCG_CONTAINER_STATE_DIR (made 0700 as needed) */
+	struct devcg_cache *cache; /* NULL: none */
+	/* runtime handler name -> profile; NULL entries: "runc"/"" -> RUNC, a name
+	 * containing "crun" -> CRUN; otherwise the owner of the runtime's program on the
+	 * cgroup as the reader names it; else RUNC */
+	bool no_systemd;
+	bool audit;
+	/* Out */
+	char cgroup[4096];         /* relative to the cgroup2 mount */
+	uint32_t prog_id, replaced_id;
+	bool swapped;              /* false: nothing needed changing */
+	enum devcg_runtime runtime_used;
+	char systemd_unit[256];
+	uint32_t systemd_entries;
+};
+/* StartContainer / Synchronize: install the container's policy and remember it. The
+ * policy: when the state remembers this container on this cgroup (the agent restarted),
+ * the remembered policy; else when devcg's own filter is on the cgroup already (a devcg OCI hook installed
+ * it), its policy; else the runtime's list from DEVICES and RULES (as devcg oci-hook
+ * computes it from config.json for that runtime). Plus the hot-plugged devices the state
+ * holds. One swap (devcg_replace: adopts the runtime's program, systemd step), state file
+ * written atomically (temp + rename, under a per-container lock). Idempotent: a second
+ * call with the policy in place swaps nothing. */
+DEVCG_API int devcg_container_start(const struct devcg_container *c,
+				    struct devcg_container_opts *opts, struct devcg_error *err);
+/* PostUpdateContainer: when a program other than devcg's remembered one is now on the
+ * container's cgroup (the runtime re-installed its own), put the remembered policy back
+ * in one swap; else nothing (opts->swapped false). -ENOENT: no state for C->id. */
+DEVCG_API int devcg_container_updated(const struct devcg_container *c,
+				      struct devcg_container_opts *opts, struct devcg_error *err);
+/* RemoveContainer: forget the container (its state file; no cgroup is touched: the
+ * runtime removes the cgroup). 0 also when there was none. */
+DEVCG_API int devcg_container_forget(const char *id, const struct devcg_container_opts *opts,
+				     struct devcg_error *err);
+/* For hot-plug by ID: the container's pid and cgroup as the state remembers them, checked
+ * live (the pid is still in that cgroup); -ENOENT: no such container / gone. */
+DEVCG_API int devcg_container_find(const char *id, const char *state_dir, int32_t *pid,
+				   char *cgroup, size_t len, struct devcg_error *err);
 
 #ifdef __cplusplus
 }

@@ -54,8 +54,8 @@
 
 
 /* The last field of struct devcg_hotplug_opts (see DEVCG_OPTS_VALID). */
-#define DEVCG_HOTPLUG_OPTS_VALID(opts, err) DEVCG_OPTS_VALID(opts, devcg_hotplug_opts, no_systemd, err)
-_Static_assert(sizeof(struct devcg_hotplug_opts) == ((DEVCG_OPTS_END(devcg_hotplug_opts, no_systemd) + 7) & ~7ul),
+#define DEVCG_HOTPLUG_OPTS_VALID(opts, err) DEVCG_OPTS_VALID(opts, devcg_hotplug_opts, state_dir, err)
+_Static_assert(sizeof(struct devcg_hotplug_opts) == ((DEVCG_OPTS_END(devcg_hotplug_opts, state_dir) + 7) & ~7ul),
 	       "a field added to struct devcg_hotplug_opts must be the one DEVCG_HOTPLUG_OPTS_VALID names");
 
 /* ---- the result ------------------------------------------------------------- */
@@ -383,9 +383,9 @@ static bool needs_trees(const struct call *c, bool attach)
 	return false;
 }
 
-int devcg_attach(const char *cgroup, const struct devcg_hotplug_device *devices, size_t count,
-		 const struct devcg_hotplug_opts *opts, struct devcg_hotplug_result **result,
-		 struct devcg_error *err)
+int hp_attach(const char *cgroup, const struct devcg_hotplug_device *devices, size_t count,
+	      const struct devcg_hotplug_opts *opts, struct devcg_hotplug_result **result,
+	      struct devcg_error *err)
 {
 	uint8_t method = DEVCG_OPT(opts, devcg_hotplug_opts, method, DEVCG_HOTPLUG_AUTO);
 	struct devcg_edit_io io = { .replace_others = true };
@@ -587,9 +587,9 @@ static int detach_plan(struct call *c, struct devcg_error *err)
 	return 0;
 }
 
-int devcg_detach(const char *cgroup, const struct devcg_hotplug_device *devices, size_t count,
-		 const struct devcg_hotplug_opts *opts, struct devcg_hotplug_result **result,
-		 struct devcg_error *err)
+int hp_detach(const char *cgroup, const struct devcg_hotplug_device *devices, size_t count,
+	      const struct devcg_hotplug_opts *opts, struct devcg_hotplug_result **result,
+	      struct devcg_error *err)
 {
 	struct devcg_edit_io io = { 0 };
 	struct devcg_policy *v1_before = NULL;

@@ -179,4 +179,15 @@ void hp_open_devs_cancel(struct holders_scan *hs);
 void hp_holders_of(const struct open_devs *od, uint8_t type, uint32_t maj, uint32_t min,
 		       struct holders *h);
 
+/* ---- hotplug.c ---- */
+
+/* devcg_attach() and devcg_detach() of a cgroup or a pid (the public calls,
+ * in container_hotplug.c, also take a container by its id). */
+int hp_attach(const char *cgroup, const struct devcg_hotplug_device *devices, size_t count,
+	      const struct devcg_hotplug_opts *opts, struct devcg_hotplug_result **result,
+	      struct devcg_error *err);
+int hp_detach(const char *cgroup, const struct devcg_hotplug_device *devices, size_t count,
+	      const struct devcg_hotplug_opts *opts, struct devcg_hotplug_result **result,
+	      struct devcg_error *err);
+
 #endif
