@@ -1029,7 +1029,8 @@ DEVCG_API int devcg_container_updated(const struct devcg_container *c,
 DEVCG_API int devcg_container_forget(const char *id, const struct devcg_container_opts *opts,
 				     struct devcg_error *err);
 /* For hot-plug by ID: the container's pid and cgroup as the state remembers them, checked
- * live (the pid is still in that cgroup); -ENOENT: no such container / gone. */
+ * live (the pid is still in that cgroup); -ENOENT: no such container / gone. CGROUP
+ * (LEN bytes) is its path through the cgroup2 mount, as every devcg call takes it. */
 DEVCG_API int devcg_container_find(const char *id, const char *state_dir, int32_t *pid,
 				   char *cgroup, size_t len, struct devcg_error *err);
 

@@ -48,6 +48,17 @@ int ctr_cgroup_of_pid(int32_t pid, char *rel, size_t len, struct devcg_error *er
 	return ret;
 }
 
+/* REL (relative to the cgroup2 mount, "/" first) as a path here. */
+static int ctr_cgroup_path(const char *rel, char *buf, size_t len, struct devcg_error *err)
+{
+	char mnt[4096];
+	int ret = devcg_cgroup2_mount(mnt, sizeof(mnt), err);
+
+	if (!ret && (size_t)snprintf(buf, len, "%s%s", strcmp(mnt, "/") ? mnt : "", rel) >= len)
+		ret = devcg_err(err, -ENAMETOOLONG, "%s%s: path too long", mnt, rel);
+	return ret;
+}
+
 /* ---- the container's own policy ------------------------------------------- */
 
 /* The minimal config.json of C: linux.devices and linux.resources.devices. */
@@ -181,6 +192,7 @@ static int dup_str(char **out, const char *s)
 static int install(struct ctr_state *s, const struct devcg_state *st, uint32_t keep_id,
 		   struct devcg_container_opts *opts, struct devcg_error *err)
 {
+	char path[4096];
 	DEVCG_OPTS(devcg_replace_opts, ro, .no_systemd = DEVCG_OPT(opts, devcg_container_opts, no_systemd, false),
 		   .audit = DEVCG_OPT(opts, devcg_container_opts, audit, false),
 		   .cache = DEVCG_OPT(opts, devcg_container_opts, cache, NULL));
@@ -196,7 +208,9 @@ static int install(struct ctr_state *s, const struct devcg_state *st, uint32_t k
 	if (!keep) {
 		if (ro.audit)
 			ro.cache = NULL;
-		ret = devcg_replace(s->cgroup, policy, &ro, err);
+		ret = ctr_cgroup_path(s->cgroup, path, sizeof(path), err);
+		if (!ret)
+			ret = devcg_replace(path, policy, &ro, err);
 		id = ro.prog_id;
 	}
 	devcg_policy_free(policy);
@@ -234,7 +248,7 @@ int devcg_container_start(const struct devcg_container *c, struct devcg_containe
 	struct ctr_state s = { 0 }, old;
 	struct devcg_state *st = NULL;
 	struct ctr_dir d = { .fd = -1, .lock_fd = -1 };
-	char cgroup[4096];
+	char cgroup[4096], path[4096];
 	int ret, pidfd = -1;
 
 	if (!c)
@@ -259,7 +273,9 @@ int devcg_container_start(const struct devcg_container *c, struct devcg_containe
 	if (!ret)
 		ret = ctr_dir_lock(&d, c->id, err);
 	if (!ret)
-		ret = devcg_state_read(cgroup, &st, err);
+		ret = ctr_cgroup_path(cgroup, path, sizeof(path), err);
+	if (!ret)
+		ret = devcg_state_read(path, &st, err);
 	if (ret)
 		goto out;
 	ret = ctr_state_load(&d, c->id, &old, err);
@@ -318,6 +334,7 @@ int devcg_container_updated(const struct devcg_container *c, struct devcg_contai
 	struct ctr_dir d = { .fd = -1, .lock_fd = -1 };
 	struct devcg_state *st = NULL;
 	struct ctr_state s = { 0 };
+	char path[4096];
 	int ret;
 
 	if (!c)
@@ -336,7 +353,9 @@ int devcg_container_updated(const struct devcg_container *c, struct devcg_contai
 			devcg_err(err, ret, "no state of it in %s", d.path);
 	}
 	if (!ret)
-		ret = devcg_state_read(s.cgroup, &st, err);
+		ret = ctr_cgroup_path(s.cgroup, path, sizeof(path), err);
+	if (!ret)
+		ret = devcg_state_read(path, &st, err);
 	/* nothing to do unless a program other than devcg's remembered one
 	 * (and systemd's own) is on the cgroup: in_place() with its id */
 	if (!ret)
@@ -402,14 +421,10 @@ int devcg_container_find(const char *id, const char *state_dir, int32_t *pid, ch
 	else if (ctr_cgroup_of_pid(s.pid, now, sizeof(now), &e2) || strcmp(now, s.cgroup))
 		ret = devcg_err(err, -ENOENT, "container %s: its process %d is no longer in its cgroup %s%s%s", id,
 				s.pid, s.cgroup, e2.msg[0] ? ": " : "", e2.msg);
-	else if (strlen(s.cgroup) >= len)
-		ret = devcg_err(err, -ENAMETOOLONG, "container %s: its cgroup's path is too long", id);
-	if (!ret) {
-		if (pid)
-			*pid = s.pid;
-		if (cgroup)
-			snprintf(cgroup, len, "%s", s.cgroup);
-	}
+	else if (cgroup)
+		ret = ctr_cgroup_path(s.cgroup, cgroup, len, err);
+	if (!ret && pid)
+		*pid = s.pid;
 	ctr_state_clear(&s);
 	return ret;
 }

@@ -35,8 +35,9 @@ static int record(struct ctr_state *s, const struct devcg_hotplug_result *r, boo
 		if (attach || e->permission == DEVCG_PERM_KEPT)
 			continue;
 		ctr_state_hot_remove(s, e->type, e->major, e->minor);
+		/* (1: the baseline had no exception of its own for it) */
 		ret = hp_edit_detach(s->baseline, &ps, err);
-		if (ret)
+		if (ret < 0)
 			return ret;
 	}
 	return 0;
