@@ -91,7 +91,7 @@ static json_t *entry_json(const struct devcg_hotplug_entry *e)
 	return o;
 }
 
-static void print_result(struct cli *cli, const struct devcg_hotplug_result *r)
+static void print_result(struct cli *cli, const struct devcg_hotplug_result *r, const char *container)
 {
 	char safe[4096], safe2[1024];
 	size_t i, k;
@@ -101,13 +101,20 @@ static void print_result(struct cli *cli, const struct devcg_hotplug_result *r)
 
 		for (i = 0; i < r->count; i++)
 			json_array_append_new(devices, entry_json(&r->entries[i]));
-		cli_print_json(json_pack("{s:o, s:i, s:b, s:I, s:I, s:o, s:o, s:o}", "cgroup",
-					 cli_text(r->cgroup, (size_t)-1), "pid", r->pid, "swapped", r->swapped,
-					 "prog_id", (json_int_t)r->prog_id, "replaced_id", (json_int_t)r->replaced_id,
-					 "systemd", cli_systemd_json(r->systemd_unit, r->systemd_entries), "devices",
-					 devices, "v1", r->v1_cgroup[0] ? cli_text(r->v1_cgroup, (size_t)-1) : json_null()));
+		json_t *o = json_pack("{s:o, s:i, s:b, s:I, s:I, s:o, s:o, s:o}", "cgroup",
+				      cli_text(r->cgroup, (size_t)-1), "pid", r->pid, "swapped", r->swapped,
+				      "prog_id", (json_int_t)r->prog_id, "replaced_id", (json_int_t)r->replaced_id,
+				      "systemd", cli_systemd_json(r->systemd_unit, r->systemd_entries), "devices",
+				      devices, "v1", r->v1_cgroup[0] ? cli_text(r->v1_cgroup, (size_t)-1) : json_null());
+
+		/* by container ID: which one */
+		if (o && container)
+			json_object_set_new(o, "container", cli_text(container, (size_t)-1));
+		cli_print_json(o);
 		return;
 	}
+	if (container)
+		printf("container %s: ", cli_safe(container, safe2, sizeof(safe2)));
 	cli_safe(r->cgroup, safe, sizeof(safe));
 	if (r->swapped && r->replaced_id)
 		printf("%s (pid %d): program %u replaced %u\n", safe, r->pid, r->prog_id, r->replaced_id);
@@ -153,6 +160,8 @@ int cli_hotplug(struct cli *cli, int argc, char **argv, bool attach, const struc
 {
 	static const struct option opts[] = {
 		{ "pid", required_argument, NULL, 'p' },
+		{ "container", required_argument, NULL, 'I' },
+		{ "state-dir", required_argument, NULL, 'D' },
 		{ "access", required_argument, NULL, 'a' },
 		{ "mode", required_argument, NULL, 'M' },
 		{ "uid", required_argument, NULL, 'U' },
@@ -204,6 +213,8 @@ int cli_hotplug(struct cli *cli, int argc, char **argv, bool attach, const struc
 				return cli_usage(cli, "--gid takes a number, not '%s'", optarg);
 			set |= DEVCG_HOTPLUG_SET_GID;
 			break;
+		case 'I': o.container = optarg; break;
+		case 'D': o.state_dir = optarg; break;
 		case 'c':
 			if (ncdi == MAX_NAMES)
 				return cli_usage(cli, "more than %d --cdi", MAX_NAMES);
@@ -231,9 +242,13 @@ int cli_hotplug(struct cli *cli, int argc, char **argv, bool attach, const struc
 		default: return cli_bad_option(cli, argv, "p:jh");
 		}
 	}
-	if (!pid) {
+	if (o.container && pid)
+		return cli_usage(cli, "--container and -p: give one of them");
+	if (o.state_dir && !o.container)
+		return cli_usage(cli, "--state-dir is for --container");
+	if (!pid && !o.container) {
 		if (optind == argc)
-			return cli_usage(cli, "expected -p PID or CGROUP");
+			return cli_usage(cli, "expected -p PID, --container ID or CGROUP");
 		cgroup = argv[optind++];
 	}
 	ndevs = argc - optind;
@@ -268,7 +283,7 @@ int cli_hotplug(struct cli *cli, int argc, char **argv, bool attach, const struc
 	free(devs);
 	if (ret)
 		return cli_fail_cgroup(cli, ret, &err, cgroup);
-	print_result(cli, r);
+	print_result(cli, r, o.container);
 	devcg_hotplug_result_free(r);
 	return EXIT_OK;
 }
@@ -283,8 +298,9 @@ const struct verb verb_attach = {
 	.run = run,
 	.summary = "give a running container a device: its permission, then its node",
 	.usage =
-	"Usage: devcg attach [-j] [-p PID | CGROUP] [--access ACCESS] [--mode MODE]\n"
-	"                    [--uid UID] [--gid GID] [--cdi NAME]... [--cdi-spec-dir DIR]...\n"
+	"Usage: devcg attach [-j] [-p PID | --container ID [--state-dir DIR] | CGROUP]\n"
+	"                    [--access ACCESS] [--mode MODE] [--uid UID] [--gid GID]\n"
+	"                    [--cdi NAME]... [--cdi-spec-dir DIR]...\n"
 	"                    [--method auto|mknod|bind] [--force] [--no-systemd] [DEVICE]...\n\n"
 	"Hot-plug DEVICEs into a running container: first allow them all in the\n"
 	"container's devcg policy in one compare-and-swap, then make each node in the\n"
@@ -305,12 +321,18 @@ const struct verb verb_attach = {
 	"CGROUP (a process of it gives the mount namespace). On a hybrid host, a\n"
 	"container also in a v1 devices cgroup (not its root) gets the permission\n"
 	"there too, first, and put back on failure (JSON \"v1\").\n"
+	"With --container, the container is one that devcg's node agent (devcg-nri)\n"
+	"keeps, by the runtime's ID: its process and cgroup come from the agent's\n"
+	"state (checked live), and what attach allowed is recorded there, so that the\n"
+	"agent puts it back after the runtime's updates and its own restarts.\n"
 	"A device that a program on an ancestor cgroup of the container refuses\n"
 	"(systemd's on the .scope above crun's \"container\" cgroup) would not open\n"
 	"whatever devcg allows: it is refused before anything changes, naming that\n"
 	"cgroup and whose program it is.\n\n"
 	"Options:\n"
 	"  -p, --pid PID        the container of this process\n"
+	"      --container ID   the container of this ID, as devcg's node agent keeps it\n"
+	"      --state-dir DIR  the agent's state (default /run/devcg/containers)\n"
 	"      --access ACCESS  letters of rwm to allow (default rwm)\n"
 	"      --mode MODE      the nodes' mode, octal (default: the host node's)\n"
 	"      --uid UID        their owner (default: the host node's)\n"
@@ -330,10 +352,12 @@ const struct verb verb_attach = {
 	"      --no-systemd     on a systemd unit's cgroup, do not widen its DeviceAllow=\n"
 	"                       (devcg's filter then replaces systemd's own program)\n"
 	"  -j, --json           print {\"cgroup\", \"pid\", \"swapped\", \"prog_id\", \"replaced_id\",\n"
-	"                       \"systemd\", \"devices\": [{\"path\", \"node\", \"permission\", ...}]}\n"
+	"                       \"systemd\", \"devices\": [{\"path\", \"node\", \"permission\", ...}]},\n"
+	"                       and \"container\" with --container\n"
 	"  -h, --help           this help\n\n"
 	"Examples:\n"
 	"  devcg attach -p 4242 /dev/nvidia3\n"
 	"  devcg attach -p 4242 --cdi nvidia.com/gpu=3\n"
+	"  devcg attach --container 5f0c3e9a1b2d /dev/nvidia3\n"
 	"  devcg attach /sys/fs/cgroup/mycontainer /dev/fuse /dev/loop7=/dev/disk0\n",
 };

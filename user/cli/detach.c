@@ -12,8 +12,9 @@ const struct verb verb_detach = {
 	.run = run,
 	.summary = "take a device back from a running container: its node, then its permission",
 	.usage =
-	"Usage: devcg detach [-j] [-p PID | CGROUP] [--cdi NAME]... [--cdi-spec-dir DIR]...\n"
-	"                    [--force] [--no-systemd] [DEVICE]...\n\n"
+	"Usage: devcg detach [-j] [-p PID | --container ID [--state-dir DIR] | CGROUP]\n"
+	"                    [--cdi NAME]... [--cdi-spec-dir DIR]... [--force] [--no-systemd]\n"
+	"                    [DEVICE]...\n\n"
 	"Take DEVICEs back from a running container: first remove each node from the\n"
 	"container's mount namespace (unlink, or unmount a bind-mounted one), then\n"
 	"remove each device's own exception from the container's devcg policy (the\n"
@@ -26,9 +27,14 @@ const struct verb verb_detach = {
 	"says so; on failure everything is put back. DEVICE and the container are\n"
 	"given as for 'devcg attach'. On a hybrid host the exception is removed from\n"
 	"the container's v1 devices cgroup too (when it is not the root and its list\n"
-	"is default-deny), before the swap, and put back if the swap fails.\n\n"
+	"is default-deny), before the swap, and put back if the swap fails.\n"
+	"With --container, the container devcg's node agent keeps by that ID: what\n"
+	"detach took back is recorded in the agent's state, so the agent never puts\n"
+	"it back (not even a device the runtime's own list gave the container).\n\n"
 	"Options:\n"
 	"  -p, --pid PID        the container of this process\n"
+	"      --container ID   the container of this ID, as devcg's node agent keeps it\n"
+	"      --state-dir DIR  the agent's state (default /run/devcg/containers)\n"
 	"      --cdi NAME       a CDI device, vendor/class=name (repeatable)\n"
 	"      --cdi-spec-dir DIR\n"
 	"                       read CDI specs from DIR instead of /etc/cdi and\n"
@@ -43,5 +49,6 @@ const struct verb verb_detach = {
 	"  -h, --help           this help\n\n"
 	"Examples:\n"
 	"  devcg detach -p 4242 /dev/nvidia3\n"
-	"  devcg detach -p 4242 --cdi nvidia.com/gpu=3\n",
+	"  devcg detach -p 4242 --cdi nvidia.com/gpu=3\n"
+	"  devcg detach --container 5f0c3e9a1b2d /dev/nvidia3\n",
 };

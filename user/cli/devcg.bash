@@ -27,7 +27,7 @@ _devcg()
 	--hooks) COMPREPLY=($(compgen -W "auto tracepoint kprobe fentry" -- "$cur")); return ;;
 	--runtime) COMPREPLY=($(compgen -W "runc crun $([[ $verb == oci-hook ]] && echo auto)" -- "$cur")); return ;;
 	--method) COMPREPLY=($(compgen -W "auto mknod bind" -- "$cur")); return ;;
-	--cdi-spec-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+	--cdi-spec-dir|--state-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
 	esac
 	local opts="-j --json -h --help"
 	case $verb in
@@ -38,8 +38,8 @@ _devcg()
 	compile) opts="$opts -f --file --runtime" ;;
 	oci-hook) opts="$opts -f --file --runtime --no-systemd --annotation-allow --annotation-allow-file --annotation-may-widen" ;;
 	trace) opts="$opts --cgroup --pid --comm --duration --only --hooks --stats --metrics --metrics-interval --journal" ;;
-	attach) opts="$opts -p --pid --access --mode --uid --gid --cdi --cdi-spec-dir --method --force --no-systemd" ;;
-	detach) opts="$opts -p --pid --cdi --cdi-spec-dir --force --no-systemd" ;;
+	attach) opts="$opts -p --pid --container --state-dir --access --mode --uid --gid --cdi --cdi-spec-dir --method --force --no-systemd" ;;
+	detach) opts="$opts -p --pid --container --state-dir --cdi --cdi-spec-dir --force --no-systemd" ;;
 	doctor) opts="$opts -p --pid --container --runtime-root" ;;
 	esac
 	if [[ $cur == -* ]]; then
