@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
@@ -621,4 +622,71 @@ TEST(container_attach_by_an_unknown_id_is_enoent_and_changes_nothing)
 	/* control: by its own id it works */
 	CHECK_MSG(!hotplug(true, &c, "ctr1", &err), "%s", err.msg);
 	CHECK_INT(ct_open(&c, 2), ENXIO);
+}
+
+/* ---- the CLI ------------------------------------------------------------------------------ */
+
+/* Run the devcg binary with ARGV (NULL-terminated, after "devcg"); its
+ * standard output in OUT; its exit status. */
+static int run_devcg(const char *const *args, char *out, size_t size)
+{
+	const char *bin = getenv("DEVCG") ? getenv("DEVCG") : "build/devcg";
+	char *argv[16];
+	int pipefd[2], status, n = 0;
+	size_t len = 0;
+	ssize_t got;
+	pid_t pid;
+
+	argv[n++] = (char *)bin;
+	while (*args && n < 15)
+		argv[n++] = (char *)*args++;
+	argv[n] = NULL;
+	if (access(bin, X_OK))
+		SKIP("%s is not built", bin);
+	CHECK(!pipe(pipefd));
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		dup2(pipefd[1], 1);
+		close(pipefd[0]);
+		close(pipefd[1]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	while (len < size - 1 && (got = read(pipefd[0], out + len, size - 1 - len)) > 0)
+		len += (size_t)got;
+	out[len] = '\0';
+	close(pipefd[0]);
+	CHECK(waitpid(pid, &status, 0) == pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST(container_cli_attach_by_id_prints_the_container_and_updated_puts_it_back)
+{
+	struct devcg_container_opts o;
+	char dev[2 * PATH_MAX + 2], node[PATH_MAX], out[8192], pid[32];
+	struct ct c;
+
+	ct_start(&c);
+	start_ok(&c, "ctr1", 1, &o);
+	snprintf(node, sizeof(node), "%s/d2", c.dev);
+	snprintf(dev, sizeof(dev), "%s/d2=%s", c.host, node);
+	snprintf(pid, sizeof(pid), "%d", (int)c.pid);
+	/* control: --container with -p is a usage error, and changes nothing */
+	CHECK_INT(run_devcg((const char *[]){ "attach", "--container", "ctr1", "-p", pid, "--state-dir", c.state,
+					      dev, NULL }, out, sizeof(out)), 2);
+	CHECK_INT(ct_open(&c, 2), EPERM);
+	CHECK_INT(run_devcg((const char *[]){ "attach", "-j", "--container", "ctr1", "--state-dir", c.state, dev,
+					      NULL }, out, sizeof(out)), 0);
+	CHECK_MSG(strstr(out, "\"container\":\"ctr1\"") && strstr(out, "\"permission\":\"added\""), "%s", out);
+	CHECK_INT(ct_open_path(&c, node), ENXIO);
+	runtime_attach(&c, "crun_dev", 0);
+	CHECK_INT(ct_open_path(&c, node), EPERM);
+	updated_ok(&c, "ctr1", &o);
+	CHECK_INT(ct_open_path(&c, node), ENXIO);
+	CHECK_INT(run_devcg((const char *[]){ "detach", "--container", "ctr1", "--state-dir", c.state, dev, NULL },
+			    out, sizeof(out)), 0);
+	CHECK_MSG(strstr(out, "container ctr1: "), "%s", out);
+	CHECK_INT(ct_open(&c, 2), EPERM);
 }
