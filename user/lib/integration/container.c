@@ -28,6 +28,8 @@
 /* The last field of each struct (see DEVCG_OPTS_VALID). */
 #define CTR_VALID(c, err) DEVCG_OPTS_VALID(c, devcg_container, rules, err)
 #define CTR_OPTS_VALID(o, err) DEVCG_OPTS_VALID(o, devcg_container_opts, systemd_entries, err)
+/* The out fields are written only to a struct that has them all. */
+#define CTR_OUTS(o) DEVCG_OPTS_HAS(o, devcg_container_opts, systemd_entries)
 
 int ctr_cgroup_of_pid(int32_t pid, char *rel, size_t len, struct devcg_error *err)
 {
@@ -190,7 +192,7 @@ static int dup_str(char **out, const char *s)
 /* Install the state's policy on its cgroup unless it is in place (with
  * only devcg's program KEEP_ID there, when given); fill OPTS. */
 static int install(struct ctr_state *s, const struct devcg_state *st, uint32_t keep_id,
-		   struct devcg_container_opts *opts, struct devcg_error *err)
+		   struct devcg_container_opts *opts, bool *swapped, struct devcg_error *err)
 {
 	char path[4096];
 	DEVCG_OPTS(devcg_replace_opts, ro, .no_systemd = DEVCG_OPT(opts, devcg_container_opts, no_systemd, false),
@@ -217,7 +219,8 @@ static int install(struct ctr_state *s, const struct devcg_state *st, uint32_t k
 	if (ret)
 		return ret;
 	s->prog_id = id;
-	if (opts) {
+	*swapped = !keep;
+	if (CTR_OUTS(opts)) {
 		snprintf(opts->cgroup, sizeof(opts->cgroup), "%s", s->cgroup);
 		opts->prog_id = id;
 		opts->replaced_id = keep ? 0 : ro.replaced_id;
@@ -231,7 +234,7 @@ static int install(struct ctr_state *s, const struct devcg_state *st, uint32_t k
 
 static void opts_clear(struct devcg_container_opts *opts)
 {
-	if (!opts)
+	if (!CTR_OUTS(opts))
 		return;
 	opts->cgroup[0] = '\0';
 	opts->prog_id = opts->replaced_id = 0;
@@ -249,6 +252,7 @@ int devcg_container_start(const struct devcg_container *c, struct devcg_containe
 	struct devcg_state *st = NULL;
 	struct ctr_dir d = { .fd = -1, .lock_fd = -1 };
 	char cgroup[4096], path[4096];
+	bool swapped;
 	int ret, pidfd = -1;
 
 	if (!c)
@@ -313,7 +317,7 @@ int devcg_container_start(const struct devcg_container *c, struct devcg_containe
 		ret = devcg_err(err, -ENOMEM, "out of memory");
 		goto out;
 	}
-	ret = install(&s, st, 0, opts, err);
+	ret = install(&s, st, 0, opts, &swapped, err);
 	if (!ret)
 		ret = ctr_state_save(&d, &s, err);
 out:
@@ -334,6 +338,7 @@ int devcg_container_updated(const struct devcg_container *c, struct devcg_contai
 	struct ctr_dir d = { .fd = -1, .lock_fd = -1 };
 	struct devcg_state *st = NULL;
 	struct ctr_state s = { 0 };
+	bool swapped = false;
 	char path[4096];
 	int ret;
 
@@ -359,8 +364,8 @@ int devcg_container_updated(const struct devcg_container *c, struct devcg_contai
 	/* nothing to do unless a program other than devcg's remembered one
 	 * (and systemd's own) is on the cgroup: in_place() with its id */
 	if (!ret)
-		ret = install(&s, st, s.prog_id, opts, err);
-	if (!ret && opts && opts->swapped)
+		ret = install(&s, st, s.prog_id, opts, &swapped, err);
+	if (!ret && swapped)
 		ret = ctr_state_save(&d, &s, err);
 	if (ret) {
 		devcg_err_wrap(err, ret, "container %s", c->id);
