@@ -125,12 +125,15 @@ static uint32_t be32(const uint8_t *p)
 
 void fake_send_frame(struct fake *f, uint32_t conn, const void *buf, size_t len)
 {
-	uint8_t hdr[8];
+	/* one write: the plugin may close on the header alone */
+	uint8_t *frame = malloc(8 + len);
 
-	put_be32(hdr, conn);
-	put_be32(hdr + 4, (uint32_t)len);
-	write_full(f->rt, hdr, sizeof(hdr));
-	write_full(f->rt, buf, len);
+	CHECK(frame);
+	put_be32(frame, conn);
+	put_be32(frame + 4, (uint32_t)len);
+	memcpy(frame + 8, buf, len);
+	write_full(f->rt, frame, 8 + len);
+	free(frame);
 }
 
 void fake_send_ttrpc(struct fake *f, uint32_t conn, uint32_t stream, uint8_t type, const void *buf, size_t len)
