@@ -329,7 +329,24 @@ TEST(nri_a_device_of_an_unknown_type_fails_the_container_without_a_handler_call)
 	CHECK(fake_call_code(&f, "StateChange", &e.base) != 0);
 	shutdown_plugin(&f);
 	CHECK_INT(f.ncalls, 0);
-	CHECK(strstr(fake_log, "start c1 (app): failed: device /dev/x of container c1: type 'cb' is none of c, b, u, p\n"));
+	CHECK(strstr(fake_log, "start c1 (app): failed: device /dev/x: type 'cb' is none of c, b, u, p\n"));
+}
+
+TEST(nri_a_container_name_with_a_line_break_is_escaped_in_its_log_line)
+{
+	Nri__Pkg__Api__V1alpha1__StateChangeEvent e = NRI__PKG__API__V1ALPHA1__STATE_CHANGE_EVENT__INIT;
+	Container c;
+	struct fake f;
+
+	fake_container(&c, "c1", "pod-1", 7);
+	c.name = "app\nstart c2 (forged): recorded";
+	e.event = EV(START_CONTAINER);
+	e.container = &c;
+	fake_start(&f, false, true);
+	CHECK_INT(fake_call_code(&f, "StateChange", &e.base), 0);
+	shutdown_plugin(&f);
+	CHECK(strstr(fake_log, "start c1 (app\\x0astart c2 (forged): recorded): recorded, cgroup kubepods/pod1/c1\n"));
+	CHECK(!strstr(fake_log, "\nstart c2"));
 }
 
 TEST(nri_a_refused_registration_ends_the_connection_with_eacces)

@@ -5,6 +5,7 @@
 #include "nri.h"
 #include "nri.pb-c.h"
 
+#include <devcg.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,8 +85,11 @@ int nri_container_from(const void *container, const void *pod, struct nri_contai
 		o->major = d->major;
 		o->minor = d->minor;
 		if (device_type(d->type, &o->type) < 0) {
-			snprintf(err, errlen, "device %s of container %s: type '%s' is none of c, b, u, p",
-				 d->path, ct->id, d->type);
+			char path[512], type[64];
+
+			devcg_escape(path, sizeof(path), d->path, (size_t)-1, 0);
+			devcg_escape(type, sizeof(type), d->type, (size_t)-1, 0);
+			snprintf(err, errlen, "device %s: type '%s' is none of c, b, u, p", path, type);
 			goto inval;
 		}
 		c->ndevices++;
@@ -105,8 +109,10 @@ int nri_container_from(const void *container, const void *pod, struct nri_contai
 			o->minor = d->minor ? d->minor->value : -1;
 			o->access = d->access;
 			if (rule_type(d->type, &o->type) < 0) {
-				snprintf(err, errlen, "device rule %zu of container %s: type '%s' is none of a, c, b",
-					 i + 1, ct->id, d->type);
+				char type[64];
+
+				devcg_escape(type, sizeof(type), d->type, (size_t)-1, 0);
+				snprintf(err, errlen, "device rule %zu: type '%s' is none of a, c, b", i + 1, type);
 				goto inval;
 			}
 			c->nrules++;
@@ -114,7 +120,7 @@ int nri_container_from(const void *container, const void *pod, struct nri_contai
 	}
 	return 0;
 nomem:
-	snprintf(err, errlen, "container %s: %s", ct->id, strerror(ENOMEM));
+	snprintf(err, errlen, "%s", strerror(ENOMEM));
 	nri_container_free(c);
 	return -ENOMEM;
 inval:

@@ -2,9 +2,12 @@
 /* devcg-nri's lines: one per action and one per event of the plugin's own
  * life. On stderr ("devcg-nri: ..."), or under systemd (JOURNAL_STREAM set)
  * in the journal with the action's fields: DEVCG_CONTAINER_ID, DEVCG_POD,
- * DEVCG_CGROUP, DEVCG_ACTION, DEVCG_DEVICES, and MESSAGE the same line. */
+ * DEVCG_CGROUP, DEVCG_ACTION, DEVCG_DEVICES, and MESSAGE the same line.
+ * What the runtime sent (IDs, names, paths, method names) is escaped with
+ * devcg_escape(): no line of the runtime's making. */
 #include "nri.h"
 
+#include <devcg.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,12 +60,13 @@ static void emit(int level, const char *line, const char *action, const char *id
 
 void nri_log(int level, const char *fmt, ...)
 {
-	char line[1024];
+	char raw[1024], line[4096];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	devcg_escape(line, sizeof(line), raw, (size_t)-1, 0);
 	emit(level, line, NULL, NULL, NULL, NULL, NULL);
 }
 
@@ -86,20 +90,36 @@ static void devices_text(const struct nri_container *c, char *buf, size_t len)
 	}
 }
 
+static void esc(char *buf, size_t len, const char *s)
+{
+	devcg_escape(buf, len, s ? s : "", (size_t)-1, 0);
+}
+
 void nri_log_action(const char *action, const struct nri_container *c, const struct nri_outcome *o, int err)
 {
-	char line[6144], pod[512], devices[1024];
-	const char *cg = o && o->cgroup[0] ? o->cgroup : "";
+	char line[8192], raw[1024], pod[1024], devices[2048], id[1024], name[1024], cg[4096], why[2048];
 
-	snprintf(pod, sizeof(pod), "%s%s%s", c->pod_namespace ? c->pod_namespace : "",
+	snprintf(raw, sizeof(raw), "%s%s%s", c->pod_namespace ? c->pod_namespace : "",
 		 c->pod_namespace ? "/" : "", c->pod_name ? c->pod_name : "");
-	devices_text(c, devices, sizeof(devices));
-	if (err < 0)
-		snprintf(line, sizeof(line), "%s %s (%s%s%s): failed: %s",
-			 action, c->id, pod, *pod ? " " : "", c->name ? c->name : "",
-			 o && o->error[0] ? o->error : strerror(-err));
-	else
-		snprintf(line, sizeof(line), "%s %s (%s%s%s): %s%s%s", action, c->id, pod, *pod ? " " : "",
-			 c->name ? c->name : "", o && o->what[0] ? o->what : "done", *cg ? ", cgroup " : "", cg);
-	emit(err < 0 ? NRI_LOG_ERR : NRI_LOG_INFO, line, action, c->id, pod, cg, devices);
+	esc(pod, sizeof(pod), raw);
+	devices_text(c, raw, sizeof(raw));
+	esc(devices, sizeof(devices), raw);
+	esc(id, sizeof(id), c->id);
+	esc(name, sizeof(name), c->name);
+	esc(cg, sizeof(cg), o ? o->cgroup : "");
+	if (err < 0) {
+		/* the library's messages are escaped already: only their line breaks go */
+		devcg_escape(why, sizeof(why), o && o->error[0] ? o->error : strerror(-err), (size_t)-1,
+			     DEVCG_ESCAPE_MESSAGE);
+		for (char *p = why; *p; p++)
+			if (*p == '\n' || *p == '\t')
+				*p = ' ';
+		snprintf(line, sizeof(line), "%s %s (%s%s%s): failed: %s", action, id, pod, *pod ? " " : "", name,
+			 why);
+	} else {
+		esc(why, sizeof(why), o && o->what[0] ? o->what : "done");
+		snprintf(line, sizeof(line), "%s %s (%s%s%s): %s%s%s", action, id, pod, *pod ? " " : "", name, why,
+			 *cg ? ", cgroup " : "", cg);
+	}
+	emit(err < 0 ? NRI_LOG_ERR : NRI_LOG_INFO, line, action, id, pod, cg, devices);
 }
