@@ -26,7 +26,8 @@ result() { # NAME STATUS [DETAIL FILE]
 }
 
 # The rank of a file's room: 1 base ... 5 integration; 9 for the library's
-# top (internal.h), the trace and the CLI; 0 for what is not the library's.
+# top (internal.h), the trace, the CLI and devcg-nri (the programs above
+# the library); 0 for what is not the library's.
 rank() {
 	case $1 in
 	user/lib/base/*) echo 1 ;;
@@ -34,7 +35,7 @@ rank() {
 	user/lib/filter/*) echo 3 ;;
 	user/lib/live/*) echo 4 ;;
 	user/lib/integration/*) echo 5 ;;
-	user/lib/* | user/trace/* | user/cli/*) echo 9 ;;
+	user/lib/* | user/trace/* | user/cli/* | user/nri/*) echo 9 ;;
 	*) echo 0 ;;
 	esac
 }

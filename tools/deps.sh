@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # Install what devcg builds and tests with, from Debian packages; idempotent.
 set -eu
-pkgs="make gcc g++ dpkg-dev clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool libjansson-dev libsystemd-dev libyaml-dev pkg-config libclang-rt-14-dev runc crun busybox-static"
+pkgs="make gcc g++ dpkg-dev clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool libjansson-dev libsystemd-dev libyaml-dev protobuf-c-compiler libprotobuf-c-dev pkg-config libclang-rt-14-dev runc crun busybox-static"
 # extra sets: 'deps.sh bench' adds what make bench needs
 case "${1:-}" in
 bench) pkgs="$pkgs python3 gnuplot-nox" ;;

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/* devcg-nri --help (devcg-nri.8 says the same; tests/unit/test_nri_docs.c
+ * checks that they agree). */
+#include "nri.h"
+
+const char nri_usage[] =
+	"Usage: devcg-nri [--socket PATH] [--name NAME] [--idx NN] [--state-dir DIR]\n"
+	"                 [--strict] [--no-systemd] [-v] | -h | --help | -V | --version\n\n"
+	"An NRI plugin (containerd >= 1.7, CRI-O >= 1.26) that keeps every container's\n"
+	"device access devcg's: at Synchronize and StartContainer it installs the\n"
+	"container's device policy with devcg (adopting the runtime's program in one\n"
+	"swap, with the systemd step); after PostUpdateContainer it puts the policy\n"
+	"back when the runtime re-installed its own program; RemoveContainer forgets\n"
+	"the container.\n\n"
+	"Connection: when the runtime starts the plugin from its plugin directory\n"
+	"(NRI_PLUGIN_SOCKET, NRI_PLUGIN_NAME, NRI_PLUGIN_IDX set), the connection it\n"
+	"gives; it exits when the runtime closes it. Otherwise it connects to the\n"
+	"runtime's socket and connects again (every second) when the runtime goes away.\n\n"
+	"Options:\n"
+	"  --socket PATH     the runtime's NRI socket (default /var/run/nri/nri.sock)\n"
+	"  --name NAME       the plugin's name (default devcg, or NRI_PLUGIN_NAME)\n"
+	"  --idx NN          the plugin's index, two digits (default 10, or NRI_PLUGIN_IDX)\n"
+	"  --state-dir DIR   where containers' state is kept (default /run/devcg/containers)\n"
+	"  --strict          a container devcg cannot handle fails to start (the error is\n"
+	"                    the runtime's); by default the error is logged and the\n"
+	"                    container keeps the runtime's own program\n"
+	"  --no-systemd      no systemd step (DeviceAllow= of the container's unit)\n"
+	"  -v, --verbose     also log every call of the runtime\n"
+	"  -h, --help        this help\n"
+	"  -V, --version     print the version\n\n"
+	"Logs: one line per action on standard error; under systemd (JOURNAL_STREAM set)\n"
+	"journal entries with the fields DEVCG_CONTAINER_ID, DEVCG_POD, DEVCG_CGROUP,\n"
+	"DEVCG_ACTION and DEVCG_DEVICES.\n\n"
+	"Exit status: 0 on SIGTERM or SIGINT, or when the runtime closed a connection it\n"
+	"gave; 1 on an error; 2 on a usage error.\n"
+	"See devcg-nri(8).\n";
