@@ -22,9 +22,9 @@ multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || ${CC:-gcc} -pr
 libdir=/usr/lib${multiarch:+/$multiarch}
 lib=$dest$libdir
 # the node agent is installed and packaged when the tree builds it (the
-# Makefile's WITH_NRI: sources under user/nri/)
-nri=
-! ls user/nri/*.c >/dev/null 2>&1 || nri=1
+# Makefile's WITH_NRI: sources under user/nri/, or WITH_NRI=1 given)
+nri=${WITH_NRI-}
+[ -n "${WITH_NRI+set}" ] || ! ls user/nri/*.c >/dev/null 2>&1 || nri=1
 
 if ! out=$(make --no-print-directory -s install BUILD="$build" DESTDIR="$dest" PREFIX=/usr 2>&1); then
 	bad install_into_destdir "$out"
