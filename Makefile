@@ -176,10 +176,10 @@ demo: deps
 clean:
 	$(Q)rm -rf $(BUILD)
 
-# The node agent devcg-nri (user/nri/, docs/kubernetes.md): installed, with
-# its unit, and packaged when the tree has it (its sources under user/nri/
-# and their rule $(BUILD)/devcg-nri); WITH_NRI= leaves it out.
-WITH_NRI ?= $(if $(wildcard user/nri/*.c),1)
+# The node agent devcg-nri (docs/kubernetes.md): installed, with its unit,
+# and packaged when the tree builds it (NRI_AGENT, set where its rule
+# $(BUILD)/devcg-nri is); WITH_NRI=1 or WITH_NRI= says so by hand.
+WITH_NRI ?= $(NRI_AGENT)
 NRI_INSTALLED := $(if $(WITH_NRI),$(BINDIR)/devcg-nri $(SYSTEMDUNITDIR)/devcg-nri.service)
 
 # What `make install` puts where; `make uninstall` removes exactly these.

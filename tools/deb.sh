@@ -154,7 +154,7 @@ package "libdevcg$major" libs "$(shlibdeps "$stage/$lib/libdevcg.so.$version")" 
 package libdevcg-dev libdevel "libdevcg$major (= $debver), libbpf-dev, libjansson-dev, libsystemd-dev, libyaml-dev" \
 	"device access policies for cgroups (development files)" \
 	usr/include/devcg.h "$lib/libdevcg.so" "$lib/libdevcg.a" "$lib/pkgconfig/devcg.pc"
-# the agent, when `make install` staged it (Makefile: WITH_NRI)
+# the agent, when `make install` staged it (the Makefile's WITH_NRI: NRI_AGENT)
 nri=
 [ ! -f "$stage/usr/bin/devcg-nri" ] || nri="usr/bin/devcg-nri usr/lib/systemd/system/devcg-nri.service"
 package devcg admin "$(shlibdeps "$stage/usr/bin/devcg" ${nri:+"$stage/usr/bin/devcg-nri"})" \

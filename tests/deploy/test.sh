@@ -67,7 +67,8 @@ if ! out=$(cc -std=gnu11 -Wall -Wextra -Werror -o "$work/ocicheck" tests/deploy/
 elif [ "$(dpkg --print-architecture)" != amd64 ]; then
 	skp image_layout_is_valid "the image writer makes amd64 images only"
 else
-	if [ -x "$build/devcg-nri" ]; then
+	# the agent's image when the tree builds it (the Makefile's WITH_NRI)
+	if [ -n "$(printf 'devcg-with-nri:\n\t@echo $(WITH_NRI)\n' | make --no-print-directory -s -f Makefile -f - devcg-with-nri BUILD="$build")" ]; then
 		what=agent img_ref=$ref entry=$agent probe="/usr/bin/devcg-nri --version"
 	else
 		# no agent in this tree yet: the CLI from the same .debs

@@ -21,10 +21,10 @@ major=${version%%.*}
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || ${CC:-gcc} -print-multiarch 2>/dev/null)
 libdir=/usr/lib${multiarch:+/$multiarch}
 lib=$dest$libdir
-# the node agent is installed and packaged when the tree builds it (the
-# Makefile's WITH_NRI: sources under user/nri/, or WITH_NRI=1 given)
-nri=${WITH_NRI-}
-[ -n "${WITH_NRI+set}" ] || ! ls user/nri/*.c >/dev/null 2>&1 || nri=1
+# the node agent is installed and packaged when the tree builds it: the
+# Makefile's WITH_NRI, asked of make itself (WITH_NRI=1 in the environment
+# sets it by hand)
+nri=$(printf 'devcg-with-nri:\n\t@echo $(WITH_NRI)\n' | make --no-print-directory -s -f Makefile -f - devcg-with-nri BUILD="$build")
 
 if ! out=$(make --no-print-directory -s install BUILD="$build" DESTDIR="$dest" PREFIX=/usr 2>&1); then
 	bad install_into_destdir "$out"
