@@ -76,7 +76,7 @@ NRI_AGENT := $(shell grep -q devcg_container_start include/devcg.h && echo yes)
 UNIT_SRCS   := tests/harness.c $(wildcard tests/unit/*.c)
 KERNEL_SRCS := tests/harness.c tests/scratch.c tests/probe.c tests/reader.c $(wildcard tests/kernel/*.c)
 
-.PHONY: all bpf deps demo test unit-test kernel-test check-docs fuzz clean install uninstall deb
+.PHONY: all bpf deps demo test unit-test kernel-test check-docs fuzz clean install uninstall deb image
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -212,13 +212,19 @@ demo: deps
 clean:
 	$(Q)rm -rf $(BUILD)
 
+# The node agent devcg-nri (docs/kubernetes.md): installed, with its unit,
+# and packaged when the tree builds it (NRI_AGENT, set where its rule
+# $(BUILD)/devcg-nri is); WITH_NRI=1 or WITH_NRI= says so by hand.
+WITH_NRI ?= $(NRI_AGENT)
+NRI_INSTALLED := $(if $(WITH_NRI),$(BINDIR)/devcg-nri $(SYSTEMDUNITDIR)/devcg-nri.service)
+
 # What `make install` puts where; `make uninstall` removes exactly these.
-INSTALLED := $(INCLUDEDIR)/devcg.h $(LIBDIR)/libdevcg.so.$(VERSION) $(LIBDIR)/libdevcg.so.$(SOVERSION) \
+INSTALLED := $(NRI_INSTALLED) $(INCLUDEDIR)/devcg.h $(LIBDIR)/libdevcg.so.$(VERSION) $(LIBDIR)/libdevcg.so.$(SOVERSION) \
 	$(LIBDIR)/libdevcg.so $(LIBDIR)/libdevcg.a $(LIBDIR)/pkgconfig/devcg.pc $(BINDIR)/devcg \
 	$(MANDIR)/man8/devcg.8 $(BASHCOMPDIR)/devcg $(DATADIR)/containers/oci/hooks.d/devcg.json \
 	$(SYSTEMDUNITDIR)/devcg-trace.service
 
-install: all
+install: all $(if $(WITH_NRI),$(BUILD)/devcg-nri)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) \
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DATADIR)/containers/oci/hooks.d \
@@ -240,6 +246,12 @@ install: all
 	$(Q)sed -e 's|@BINDIR@|$(BINDIR)|' tools/systemd/devcg-trace.service.in \
 		> $(DESTDIR)$(SYSTEMDUNITDIR)/devcg-trace.service
 	$(Q)chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/devcg-trace.service
+ifneq ($(WITH_NRI),)
+	$(Q)install -m 755 $(BUILD)/devcg-nri $(DESTDIR)$(BINDIR)/devcg-nri
+	$(Q)sed -e 's|@BINDIR@|$(BINDIR)|' tools/systemd/devcg-nri.service.in \
+		> $(DESTDIR)$(SYSTEMDUNITDIR)/devcg-nri.service
+	$(Q)chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/devcg-nri.service
+endif
 
 # The directories only devcg's files need, deepest first: `make uninstall`
 # removes each one left empty. The GNU directories themselves (BINDIR,
@@ -256,8 +268,13 @@ uninstall:
 		[ ! -d "$$d" ] || rmdir --ignore-fail-on-non-empty "$$d"; done
 
 # Debian packages from the same install step (tools/deb.sh; dpkg-deb only).
-deb: all
+deb: all $(if $(WITH_NRI),$(BUILD)/devcg-nri)
 	$(Q)tools/deb.sh $(BUILD) $(VERSION)
+
+# The agent's OCI image, from those packages, as an OCI layout tarball for
+# `ctr -n k8s.io images import` (tools/image.sh; nothing fetched).
+image: deb
+	$(Q)tools/image.sh $(BUILD) $(VERSION)
 
 # Larger jobs keep their rules beside their code (tools/bench, tools/vmtest, ...).
 include $(wildcard tools/*/*.mk)

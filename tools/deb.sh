@@ -4,7 +4,9 @@
 # alone (nothing downloaded): libdevcg0 (the shared library), libdevcg-dev
 # (header, static library, pkg-config file) and devcg (CLI, man page, bash
 # completion, OCI hook file, devcg-trace.service: shipped disabled, see
-# docs/trace.md). Depends come from dpkg-shlibdeps on the built binaries.
+# docs/trace.md; the node agent devcg-nri and devcg-nri.service, shipped
+# disabled too, when the tree builds it: docs/kubernetes.md). Depends come
+# from dpkg-shlibdeps on the built binaries.
 # As Debian ships them: the ELF files stripped, their debug information in
 # libdevcg0-dbgsym and devcg-dbgsym (/usr/lib/debug/.build-id/, found by
 # build id and by a .gnu_debuglink), the man page gzipped, each package's
@@ -18,6 +20,7 @@ multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-mul
 out=$build/deb
 stage=$out/stage
 major=${version%%.*}
+lib=usr/lib/$multiarch
 maintainer="devcg developers <devcg@packages.invalid>"
 # the date of the last commit, so that the same tree makes the same packages
 when=$(git log -1 --format=%ct 2>/dev/null || date +%s)
@@ -33,7 +36,11 @@ shlibdeps() {
 	mkdir "$tmp/debian"
 	printf 'Source: devcg\n\nPackage: devcg\nArchitecture: any\n' > "$tmp/debian/control"
 	for f; do set -- "$@" "$(realpath "$f")"; shift; done
-	(cd "$tmp" && dpkg-shlibdeps -O "$@" 2>/dev/null) | sed -n 's/^shlibs:Depends=//p'
+	# a binary linked with libdevcg.so.N: found in the stage, named by the
+	# shlibs file of libdevcgN's tree (built first)
+	set -- -S"$(realpath "$out")/libdevcg$major" -l"$(realpath "$stage")/$lib" "$@"
+	(cd "$tmp" && dpkg-shlibdeps -O "$@" 2>/dev/null) |
+		sed -n 's/^shlibs:Depends=//p'
 	rm -rf "$tmp"
 }
 
@@ -141,15 +148,17 @@ package() {
 	fi
 }
 
-lib=usr/lib/$multiarch
 package "libdevcg$major" libs "$(shlibdeps "$stage/$lib/libdevcg.so.$version")" \
 	"device access policies for cgroups (shared library)" \
 	"$lib/libdevcg.so.$version" "$lib/libdevcg.so.$major"
 package libdevcg-dev libdevel "libdevcg$major (= $debver), libbpf-dev, libjansson-dev, libsystemd-dev, libyaml-dev" \
 	"device access policies for cgroups (development files)" \
 	usr/include/devcg.h "$lib/libdevcg.so" "$lib/libdevcg.a" "$lib/pkgconfig/devcg.pc"
-package devcg admin "$(shlibdeps "$stage/usr/bin/devcg")" \
+# the agent, when `make install` staged it (the Makefile's WITH_NRI: NRI_AGENT)
+nri=
+[ ! -f "$stage/usr/bin/devcg-nri" ] || nri="usr/bin/devcg-nri usr/lib/systemd/system/devcg-nri.service"
+package devcg admin "$(shlibdeps "$stage/usr/bin/devcg" ${nri:+"$stage/usr/bin/devcg-nri"})" \
 	"device access for container cgroups without the EPERM window" \
 	usr/bin/devcg usr/share/man/man8/devcg.8 usr/share/bash-completion/completions/devcg \
-	usr/share/containers/oci/hooks.d/devcg.json usr/lib/systemd/system/devcg-trace.service
+	usr/share/containers/oci/hooks.d/devcg.json usr/lib/systemd/system/devcg-trace.service $nri
 rm -rf "$stage"

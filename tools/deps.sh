@@ -3,6 +3,11 @@
 # Install what devcg builds and tests with, from Debian packages; idempotent.
 set -eu
 pkgs="make gcc g++ dpkg-dev clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool libjansson-dev libsystemd-dev libyaml-dev protobuf-c-compiler libprotobuf-c-dev pkg-config libclang-rt-14-dev runc crun busybox-static"
+# kubectl, for the client-side parse of the DaemonSet manifest (tests/deploy):
+# Debian's kubernetes-client, unless a kubectl is there already (another
+# package's, e.g. the Google Cloud SDK's kubectl, owns /usr/bin/kubectl too
+# and the two cannot both be installed)
+command -v kubectl >/dev/null 2>&1 || pkgs="$pkgs kubernetes-client"
 # extra sets: 'deps.sh bench' adds what make bench needs
 case "${1:-}" in
 bench) pkgs="$pkgs python3 gnuplot-nox" ;;

@@ -28,6 +28,7 @@ run unit "$build/tests/unit"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	run unit-asan "$build/asan/unit"
 run install tests/install/test.sh "$build"
+run deploy tests/deploy/test.sh "$build"
 run docs tools/check-docs.sh
 run vmtest-runner sh tools/vmtest/selftest.sh
 DEVCG=$build/devcg run kernel "$build/tests/kernel"

@@ -21,6 +21,10 @@ major=${version%%.*}
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || ${CC:-gcc} -print-multiarch 2>/dev/null)
 libdir=/usr/lib${multiarch:+/$multiarch}
 lib=$dest$libdir
+# the node agent is installed and packaged when the tree builds it: the
+# Makefile's WITH_NRI, asked of make itself (WITH_NRI=1 in the environment
+# sets it by hand)
+nri=$(printf 'devcg-with-nri:\n\t@echo $(WITH_NRI)\n' | make --no-print-directory -s -f Makefile -f - devcg-with-nri BUILD="$build")
 
 if ! out=$(make --no-print-directory -s install BUILD="$build" DESTDIR="$dest" PREFIX=/usr 2>&1); then
 	bad install_into_destdir "$out"
@@ -38,9 +42,14 @@ installs_every_file() {
 	done
 	[ "$(readlink "$lib/libdevcg.so.$major")" = "libdevcg.so.$version" ] || { echo "bad .so.$major link"; return 1; }
 	[ "$(readlink "$lib/libdevcg.so")" = "libdevcg.so.$major" ] || { echo "bad .so link"; return 1; }
+	if [ -n "$nri" ]; then
+		for f in usr/bin/devcg-nri usr/lib/systemd/system/devcg-nri.service; do
+			[ -f "$dest/$f" ] || { echo "missing $f"; return 1; }
+		done
+	fi
 	# nothing else, and nothing outside the prefix
-	n=$(find "$dest" -type f -o -type l | wc -l)
-	[ "$n" = 11 ] || { echo "expected 11 files and links, found $n:"; find "$dest"; return 1; }
+	n=$(find "$dest" -type f -o -type l | wc -l) want=$((11 + ${nri:-0} * 2))
+	[ "$n" = "$want" ] || { echo "expected $want files and links, found $n:"; find "$dest"; return 1; }
 }
 check installs_every_file installs_every_file
 
@@ -61,6 +70,33 @@ trace_unit_runs_the_installed_devcg_with_journal_and_metrics() {
 			grep -v 'is not executable' | { ! grep 'devcg-trace.service'; }; }
 }
 check trace_unit_runs_the_installed_devcg_with_journal_and_metrics trace_unit_runs_the_installed_devcg_with_journal_and_metrics
+
+# the agent's unit as installed (or, while the tree has no agent, as
+# `make install` would write it): after the runtime, never given up on,
+# shipped disabled (no enable link: WantedBy= only), systemd's own keys
+nri_unit_runs_the_agent_after_containerd_and_restarts_always() {
+	f=$dest/usr/lib/systemd/system/devcg-nri.service
+	[ -n "$nri" ] || { f=$stage/devcg-nri.service; sed 's|@BINDIR@|/usr/bin|' tools/systemd/devcg-nri.service.in > "$f"; }
+	grep -qx 'ExecStart=/usr/bin/devcg-nri --socket /var/run/nri/nri.sock' "$f" &&
+		grep -qx 'After=containerd.service.*' "$f" && grep -qx 'Wants=containerd.service' "$f" &&
+		grep -qx 'Restart=always' "$f" && grep -qx 'RuntimeDirectoryPreserve=yes' "$f" &&
+		grep -qx 'WantedBy=multi-user.target' "$f" && ! grep -q @ "$f" &&
+		[ -z "$(find "$dest" -path '*.wants/*')" ] &&
+		{ ! command -v systemd-analyze >/dev/null || systemd-analyze verify --man=no "$f" 2>&1 |
+			grep -v 'is not executable' | { ! grep 'devcg-nri.service'; }; }
+}
+check nri_unit_runs_the_agent_after_containerd_and_restarts_always nri_unit_runs_the_agent_after_containerd_and_restarts_always
+
+# the control: the same verification rejects a key in the wrong section
+nri_unit_check_notices_a_misplaced_key() {
+	f=$stage/misplaced.service
+	sed -e 's|@BINDIR@|/usr/bin|' -e 's|^Restart=always$|Restart=always\nStartLimitBurst=5|' \
+		-e '/^StartLimitIntervalSec=/d' tools/systemd/devcg-nri.service.in |
+		sed 's|^RestartSec=1s$|RestartSec=1s\nStartLimitIntervalSec=0|' > "$f"
+	! command -v systemd-analyze >/dev/null ||
+		systemd-analyze verify --man=no "$f" 2>&1 | grep -q "Unknown key 'StartLimitIntervalSec' in section \[Service\]"
+}
+check nri_unit_check_notices_a_misplaced_key nri_unit_check_notices_a_misplaced_key
 
 soname_is_the_major_version() {
 	readelf -d "$lib/libdevcg.so.$version" | grep -q "SONAME.*\[libdevcg.so.$major\]"
@@ -180,7 +216,12 @@ else
 			! contents libdevcg$major | grep -q 'devcg.h\|libdevcg.a\|bin/devcg' &&
 			holds libdevcg-dev usr/include/devcg.h "$multiarch/libdevcg.a" /libdevcg.so pkgconfig/devcg.pc &&
 			holds devcg usr/bin/devcg man8/devcg.8.gz completions/devcg hooks.d/devcg.json \
-				usr/lib/systemd/system/devcg-trace.service
+				usr/lib/systemd/system/devcg-trace.service &&
+			if [ -n "$nri" ]; then
+				holds devcg usr/bin/devcg-nri usr/lib/systemd/system/devcg-nri.service
+			else
+				! contents devcg | grep -q 'devcg-nri'
+			fi
 	}
 	check each_package_holds_its_files each_package_holds_its_files
 	versions_and_depends_are_right() {
