@@ -177,3 +177,24 @@ UTEST(container_state_saved_in_its_directory_loads_back_and_leaves_no_temporary_
 	ctr_state_clear(&a);
 	ctr_state_clear(&b);
 }
+
+UTEST(container_state_directory_is_made_0700_and_one_others_may_write_is_refused)
+{
+	struct ctr_dir d = { .fd = -1, .lock_fd = -1 };
+	struct devcg_error err = { 0 };
+	char dir[128], lax[128];
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s/containers", scratch());
+	CHECK_MSG(!ctr_dir_open(dir, true, &d, &err), "%s", err.msg);
+	ctr_dir_close(&d);
+	CHECK(!stat(dir, &st) && (st.st_mode & 0777) == 0700);
+	/* without CREATE a missing one is ENOENT, and nothing is made */
+	snprintf(lax, sizeof(lax), "%s/lax", scratch());
+	CHECK_INT(ctr_dir_open(lax, false, &d, &err), -ENOENT);
+	CHECK(stat(lax, &st) && errno == ENOENT);
+	CHECK(!mkdir(lax, 0700) && !chmod(lax, 0777));
+	CHECK_INT(ctr_dir_open(lax, false, &d, &err), -EPERM);
+	CHECK_MSG(strstr(err.msg, "others may write it"), "%s", err.msg);
+	CHECK(!rmdir(dir) && !rmdir(lax));
+}

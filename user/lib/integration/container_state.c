@@ -315,6 +315,7 @@ int ctr_dir_open(const char *dir, bool create, struct ctr_dir *d, struct devcg_e
 {
 	char q[600], part[4096];
 	struct stat st;
+	int e;
 
 	d->fd = d->lock_fd = -1;
 	if (!dir)
@@ -335,9 +336,8 @@ int ctr_dir_open(const char *dir, bool create, struct ctr_dir *d, struct devcg_e
 	if (d->fd < 0)
 		return devcg_err(err, -errno, "state directory %s: %s", q,
 				 errno == ELOOP ? "is a symbolic link" : strerror(errno));
-	if (fstat(d->fd, &st) || st.st_uid != geteuid() || (st.st_mode & 022)) {
-		int e = errno;
-
+	e = fstat(d->fd, &st) ? errno : 0;
+	if (e || st.st_uid != geteuid() || (st.st_mode & 022)) {
 		close(d->fd);
 		d->fd = -1;
 		return devcg_err(err, e ? -e : -EPERM, "state directory %s: %s", q,
