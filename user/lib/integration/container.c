@@ -214,6 +214,13 @@ static int install(struct ctr_state *s, const struct devcg_state *st, uint32_t k
 		if (!ret)
 			ret = devcg_replace(path, policy, &ro, err);
 		id = ro.prog_id;
+	} else if (!ro.no_systemd) {
+		/* in place, but maybe put there with no systemd step (a hook
+		 * run with --no-systemd): the unit gets what it allows */
+		ret = ctr_cgroup_path(s->cgroup, path, sizeof(path), err);
+		if (!ret)
+			ret = devcg_systemd_step(path, policy, ro.systemd_unit, sizeof(ro.systemd_unit),
+						 &ro.systemd_entries, err);
 	}
 	devcg_policy_free(policy);
 	if (ret)

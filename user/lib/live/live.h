@@ -165,6 +165,14 @@ int devcg_systemd_entries(const struct devcg_policy *policy, struct devcg_sd_ent
  * *SENT: how many entries had to be sent. */
 int devcg_systemd_widen(const char *unit, const struct devcg_policy *policy, size_t *sent,
 			struct devcg_error *err);
+/* The systemd step alone, on CGROUP whose device filter is in place
+ * already (devcg's, with POLICY): the unit devcg keeps in step there
+ * (devcg_systemd_unit_of(), the enclosing scope too) gets what POLICY
+ * allows; *ENTRIES how many entries had to be sent, UNIT its name ("" when
+ * there is none). What a filter installed with no systemd step (a hook's
+ * --no-systemd) leaves systemd's program refusing is so allowed. */
+int devcg_systemd_step(const char *cgroup, const struct devcg_policy *policy, char *unit, size_t len,
+		       uint32_t *entries, struct devcg_error *err);
 /* devcg_state_read() without asking systemd for its programs' units (a
  * reader of many cgroups that needs only devcg's programs: the trace). */
 int devcg_state_read_programs(const char *cgroup, struct devcg_state **out,

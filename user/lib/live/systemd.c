@@ -709,3 +709,26 @@ int devcg_systemd_read(const char *rel, int cgroup_fd, char *unit, size_t len,
 	sd_bus_unref(bus);
 	return ret;
 }
+
+int devcg_systemd_step(const char *cgroup, const struct devcg_policy *policy, char *unit, size_t len,
+		       uint32_t *entries, struct devcg_error *err)
+{
+	struct devcg_cgroup cg;
+	size_t sent = 0;
+	int ret;
+
+	unit[0] = '\0';
+	*entries = 0;
+	ret = devcg_cgroup_resolve(cgroup, DEVCG_RESOLVE_WRITE, &cg, err);
+	if (ret)
+		return ret;
+	ret = devcg_systemd_unit_of(&cg, cg.unit, sizeof(cg.unit), NULL, 0, err);
+	if (ret == 1)
+		ret = devcg_systemd_widen(cg.unit, policy, &sent, err);
+	if (!ret && cg.unit[0]) {
+		snprintf(unit, len, "%s", cg.unit);
+		*entries = (uint32_t)sent;
+	}
+	devcg_cgroup_close(&cg);
+	return ret < 0 ? ret : 0;
+}
