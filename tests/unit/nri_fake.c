@@ -31,6 +31,12 @@ static int record(void *ctx, const char *action, const struct nri_container *c, 
 
 	if (f->ncalls == FAKE_MAX_CALLS)
 		return -E2BIG;
+	if (f->block_fd > 0) {
+		char b;
+
+		if (read(f->block_fd, &b, 1) != 1)
+			return -EIO;
+	}
 	r = &f->calls[f->ncalls++];
 	copy(r->action, sizeof(r->action), action);
 	copy(r->id, sizeof(r->id), c->id);

@@ -41,6 +41,7 @@ struct fake {
 	struct nri_plugin_opts opts;
 	int serve_ret;
 	int fail;               /* the handlers return this (0: success) */
+	int block_fd;           /* > 0: the handlers first read a byte from it */
 	size_t ncalls;
 	struct fake_call calls[FAKE_MAX_CALLS];
 	uint32_t next_stream;

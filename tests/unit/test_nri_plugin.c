@@ -6,6 +6,7 @@
 #include "nri_fake.h"
 
 #include <errno.h>
+#include <poll.h>
 
 #define EV(x) NRI__PKG__API__V1ALPHA1__EVENT__##x
 
@@ -235,8 +236,8 @@ TEST(nri_a_request_before_the_registration_is_answered_is_served)
 	free(fake_read(&f, &conn, &stream, &type, &len));
 	CHECK_INT(conn, NRI_CONN_RUNTIME);
 	CHECK_INT(state_change(&f, EV(START_CONTAINER), "c1"), 0);
-	CHECK_INT(f.ncalls, 1);
 	shutdown_plugin(&f);
+	CHECK_INT(f.ncalls, 1);
 }
 
 TEST(nri_a_message_split_over_mux_frames_and_two_in_one_frame_are_read_whole)
@@ -288,6 +289,37 @@ TEST(nri_a_handler_error_is_logged_with_id_and_name_and_answered_success_by_defa
 	shutdown_plugin(&f);
 	CHECK_INT(f.ncalls, 1);
 	CHECK(strstr(fake_log, "start c1 (default/web app): failed: the test's handler fails\n"));
+}
+
+TEST(nri_the_runtime_is_answered_before_a_slow_handler_ends_without_strict)
+{
+	Nri__Pkg__Api__V1alpha1__StateChangeEvent e = NRI__PKG__API__V1ALPHA1__STATE_CHANGE_EVENT__INIT;
+	struct pollfd pfd;
+	Container c;
+	uint32_t stream;
+	int block[2];
+	struct fake f;
+
+	/* containerd gives a plugin 2 s a request and closes one that takes
+	 * longer: the handler here waits until the test has the answer (the
+	 * poll's 60 s only keeps a plugin that answers after its handler from
+	 * hanging the test) */
+	CHECK_INT(pipe(block), 0);
+	fake_container(&c, "c1", "pod-1", 7);
+	e.event = EV(POST_UPDATE_CONTAINER);
+	e.container = &c;
+	fake_start(&f, false, true);
+	f.block_fd = block[0];
+	stream = fake_call(&f, "nri.pkg.api.v1alpha1.Plugin", "StateChange", &e.base);
+	pfd = (struct pollfd){ .fd = f.rt, .events = POLLIN };
+	CHECK_MSG(poll(&pfd, 1, 60000) == 1, "no answer while the handler runs");
+	ttrpc__response__free_unpacked(fake_answer(&f, stream), NULL);
+	CHECK_INT(f.ncalls, 0);
+	CHECK_INT(write(block[1], "x", 1), 1);
+	shutdown_plugin(&f);
+	CHECK_INT(f.ncalls, 1);
+	close(block[0]);
+	close(block[1]);
 }
 
 TEST(nri_a_handler_error_is_the_runtimes_error_with_strict)

@@ -112,6 +112,18 @@ static int answer(struct plugin *p, uint32_t stream, int err, const char *msg, c
 	return reply(p, stream, 0, NULL, m);
 }
 
+/* Without --strict the runtime waits for no handler: it is answered
+ * before the handlers run (containerd gives a plugin 2 s a request and
+ * closes one that takes longer, which a swap with the systemd step can on
+ * a busy node); with --strict it waits, as a handler's error is its answer. */
+static bool answer_first(struct plugin *p, uint32_t stream, const ProtobufCMessage *m, int *ret)
+{
+	if (p->o->strict)
+		return false;
+	*ret = reply(p, stream, 0, NULL, m);
+	return true;
+}
+
 static const PodSandbox *pod_of(const Nri__Pkg__Api__V1alpha1__SynchronizeRequest *r, const Container *c)
 {
 	for (size_t i = 0; i < r->n_pods; i++)
@@ -125,12 +137,14 @@ static int synchronize(struct plugin *p, uint32_t stream, const ProtobufCBinaryD
 	Nri__Pkg__Api__V1alpha1__SynchronizeRequest *r;
 	Nri__Pkg__Api__V1alpha1__SynchronizeResponse resp = NRI__PKG__API__V1ALPHA1__SYNCHRONIZE_RESPONSE__INIT;
 	char msg[1024] = "", one[1024];
-	int first = 0, ret;
+	int first = 0, ret, sent = 0;
+	bool early;
 
 	r = nri__pkg__api__v1alpha1__synchronize_request__unpack(NULL, in->len, in->data);
 	if (!r)
 		return malformed("Synchronize request", in->len, stream);
 	nri_log(NRI_LOG_INFO, "synchronize: %zu pods, %zu containers", r->n_pods, r->n_containers);
+	early = answer_first(p, stream, &resp.base, &sent);
 	for (size_t i = 0; i < r->n_containers; i++) {
 		const Container *c = r->containers[i];
 
@@ -146,7 +160,7 @@ static int synchronize(struct plugin *p, uint32_t stream, const ProtobufCBinaryD
 		}
 	}
 	nri__pkg__api__v1alpha1__synchronize_request__free_unpacked(r, NULL);
-	return answer(p, stream, first, msg, &resp.base);
+	return early ? sent : answer(p, stream, first, msg, &resp.base);
 }
 
 static int state_change(struct plugin *p, uint32_t stream, const ProtobufCBinaryData *in)
@@ -155,11 +169,13 @@ static int state_change(struct plugin *p, uint32_t stream, const ProtobufCBinary
 	Nri__Pkg__Api__V1alpha1__Empty empty = NRI__PKG__API__V1ALPHA1__EMPTY__INIT;
 	const struct nri_handlers *h = p->o->handlers;
 	char msg[1024] = "";
-	int ret = 0;
+	int ret = 0, sent = 0;
+	bool early;
 
 	e = nri__pkg__api__v1alpha1__state_change_event__unpack(NULL, in->len, in->data);
 	if (!e)
 		return malformed("StateChange request", in->len, stream);
+	early = answer_first(p, stream, &empty.base, &sent);
 	switch (e->event) {
 	case NRI__PKG__API__V1ALPHA1__EVENT__START_CONTAINER:
 		ret = act(p, "start", h->start, e->container, e->pod, msg, sizeof(msg));
@@ -175,7 +191,7 @@ static int state_change(struct plugin *p, uint32_t stream, const ProtobufCBinary
 		break;
 	}
 	nri__pkg__api__v1alpha1__state_change_event__free_unpacked(e, NULL);
-	return answer(p, stream, ret, msg, &empty.base);
+	return early ? sent : answer(p, stream, ret, msg, &empty.base);
 }
 
 static int configure(struct plugin *p, uint32_t stream, const ProtobufCBinaryData *in)
