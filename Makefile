@@ -216,7 +216,8 @@ clean:
 # and packaged when the tree builds it (NRI_AGENT, set where its rule
 # $(BUILD)/devcg-nri is); WITH_NRI=1 or WITH_NRI= says so by hand.
 WITH_NRI ?= $(NRI_AGENT)
-NRI_INSTALLED := $(if $(WITH_NRI),$(BINDIR)/devcg-nri $(SYSTEMDUNITDIR)/devcg-nri.service)
+NRI_INSTALLED := $(if $(WITH_NRI),$(BINDIR)/devcg-nri $(SYSTEMDUNITDIR)/devcg-nri.service \
+	$(MANDIR)/man8/devcg-nri.8 $(BASHCOMPDIR)/devcg-nri)
 
 # What `make install` puts where; `make uninstall` removes exactly these.
 INSTALLED := $(NRI_INSTALLED) $(INCLUDEDIR)/devcg.h $(LIBDIR)/libdevcg.so.$(VERSION) $(LIBDIR)/libdevcg.so.$(SOVERSION) \
@@ -248,6 +249,8 @@ install: all $(if $(WITH_NRI),$(BUILD)/devcg-nri)
 	$(Q)chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/devcg-trace.service
 ifneq ($(WITH_NRI),)
 	$(Q)install -m 755 $(BUILD)/devcg-nri $(DESTDIR)$(BINDIR)/devcg-nri
+	$(Q)install -m 644 user/nri/devcg-nri.8 $(DESTDIR)$(MANDIR)/man8/devcg-nri.8
+	$(Q)install -m 644 user/nri/devcg-nri.bash $(DESTDIR)$(BASHCOMPDIR)/devcg-nri
 	$(Q)sed -e 's|@BINDIR@|$(BINDIR)|' tools/systemd/devcg-nri.service.in \
 		> $(DESTDIR)$(SYSTEMDUNITDIR)/devcg-nri.service
 	$(Q)chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/devcg-nri.service

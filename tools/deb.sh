@@ -156,7 +156,8 @@ package libdevcg-dev libdevel "libdevcg$major (= $debver), libbpf-dev, libjansso
 	usr/include/devcg.h "$lib/libdevcg.so" "$lib/libdevcg.a" "$lib/pkgconfig/devcg.pc"
 # the agent, when `make install` staged it (the Makefile's WITH_NRI: NRI_AGENT)
 nri=
-[ ! -f "$stage/usr/bin/devcg-nri" ] || nri="usr/bin/devcg-nri usr/lib/systemd/system/devcg-nri.service"
+[ ! -f "$stage/usr/bin/devcg-nri" ] || nri="usr/bin/devcg-nri usr/lib/systemd/system/devcg-nri.service usr/share/man/man8/devcg-nri.8
+	usr/share/bash-completion/completions/devcg-nri"
 package devcg admin "$(shlibdeps "$stage/usr/bin/devcg" ${nri:+"$stage/usr/bin/devcg-nri"})" \
 	"device access for container cgroups without the EPERM window" \
 	usr/bin/devcg usr/share/man/man8/devcg.8 usr/share/bash-completion/completions/devcg \

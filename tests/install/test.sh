@@ -43,12 +43,15 @@ installs_every_file() {
 	[ "$(readlink "$lib/libdevcg.so.$major")" = "libdevcg.so.$version" ] || { echo "bad .so.$major link"; return 1; }
 	[ "$(readlink "$lib/libdevcg.so")" = "libdevcg.so.$major" ] || { echo "bad .so link"; return 1; }
 	if [ -n "$nri" ]; then
-		for f in usr/bin/devcg-nri usr/lib/systemd/system/devcg-nri.service; do
+		for f in usr/bin/devcg-nri usr/lib/systemd/system/devcg-nri.service usr/share/man/man8/devcg-nri.8 \
+			usr/share/bash-completion/completions/devcg-nri; do
 			[ -f "$dest/$f" ] || { echo "missing $f"; return 1; }
 		done
 	fi
 	# nothing else, and nothing outside the prefix
-	n=$(find "$dest" -type f -o -type l | wc -l) want=$((11 + ${nri:-0} * 2))
+	# (with the agent: its binary, unit, man page and completion)
+	n=$(find "$dest" -type f -o -type l | wc -l) want=11
+	[ -z "$nri" ] || want=15
 	[ "$n" = "$want" ] || { echo "expected $want files and links, found $n:"; find "$dest"; return 1; }
 }
 check installs_every_file installs_every_file
@@ -218,7 +221,8 @@ else
 			holds devcg usr/bin/devcg man8/devcg.8.gz completions/devcg hooks.d/devcg.json \
 				usr/lib/systemd/system/devcg-trace.service &&
 			if [ -n "$nri" ]; then
-				holds devcg usr/bin/devcg-nri usr/lib/systemd/system/devcg-nri.service
+				holds devcg usr/bin/devcg-nri usr/lib/systemd/system/devcg-nri.service man8/devcg-nri.8.gz \
+					completions/devcg-nri
 			else
 				! contents devcg | grep -q 'devcg-nri'
 			fi
