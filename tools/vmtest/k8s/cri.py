@@ -26,6 +26,12 @@ api_pb2_grpc.py beside this file.
   devcg-cri rm POD                   StopContainer, RemoveContainer (each
                                      container of POD), StopPodSandbox,
                                      RemovePodSandbox
+  devcg-cri many N HANDLER[,HANDLER...] -- ARGV...
+                                     N pods as run makes them (named
+                                     many-I, the handlers in turn, no
+                                     devices), eight started at once:
+                                     "POD CONTAINER PID" for each
+  devcg-cri rmmany POD[,POD...]      rm of each, eight at once
   devcg-cri shell                    the commands above, one a line from
                                      standard input (words split as by the
                                      shell), each answered by its output
@@ -95,11 +101,15 @@ def cmd_run(args):
     argv = rest[1:]
     if not argv:
         sys.exit("devcg-cri run: no ARGV after --")
+    print(*run_pod(stub(), name, handler, cdi, ann, mounts, devices, argv))
+
+
+def run_pod(rt, name, handler, cdi, ann, mounts, devices, argv):
+    """One pod with one container of ARGV, started: (POD, CONTAINER, PID)."""
     if cdi:
         # containerd 1.7 reads CDI devices from annotations; newer ones
         # from the CDI_devices field too: both name the same devices
         ann["cdi.k8s.io/devcg-" + name] = ",".join(cdi)
-    rt = stub()
     uid = str(uuid.uuid4())
     pcfg = pod_config(name, uid)
     pod = rt.RunPodSandbox(cri.RunPodSandboxRequest(config=pcfg, runtime_handler=handler),
@@ -119,7 +129,49 @@ def cmd_run(args):
                                                         sandbox_config=pcfg), timeout=TIMEOUT).container_id
     rt.StartContainer(cri.StartContainerRequest(container_id=ctr), timeout=TIMEOUT)
     _, pid = container_status(rt, ctr)
-    print(pod, ctr, pid)
+    return pod, ctr, pid
+
+
+def in_parallel(fn, items, width=8):
+    """FN on every item, WIDTH threads at a time: the results in order, or
+    the first error raised."""
+    results, errors, lock = [None] * len(items), [], threading.Lock()
+    todo = list(enumerate(items))
+
+    def worker():
+        while True:
+            with lock:
+                if not todo or errors:
+                    return
+                i, item = todo.pop(0)
+            try:
+                results[i] = fn(item)
+            except Exception as e:  # noqa: BLE001: reported below
+                with lock:
+                    errors.append(e)
+    threads = [threading.Thread(target=worker) for _ in range(min(width, len(items)))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    return results
+
+
+def cmd_many(args):
+    n, handlers = int(args[0]), args[1].split(",")
+    argv = args[3:] if args[2:3] == ["--"] else sys.exit("devcg-cri many: no -- ARGV")
+    rt = stub()
+    pods = in_parallel(lambda i: run_pod(rt, "many-%d" % i, handlers[i % len(handlers)], [], {}, [], [], argv),
+                       list(range(n)))
+    for pod in pods:
+        print(*pod)
+
+
+def cmd_rmmany(args):
+    rt = stub()
+    in_parallel(lambda pod: remove_pod(rt, pod), args[0].split(","))
 
 
 def cmd_update(args):
@@ -172,8 +224,10 @@ def cmd_ls(args):
 
 
 def cmd_rm(args):
-    rt = stub()
-    pod = args[0]
+    remove_pod(stub(), args[0])
+
+
+def remove_pod(rt, pod):
     flt = cri.ContainerFilter(pod_sandbox_id=pod)
     for c in rt.ListContainers(cri.ListContainersRequest(filter=flt), timeout=TIMEOUT).containers:
         rt.StopContainer(cri.StopContainerRequest(container_id=c.id, timeout=0), timeout=TIMEOUT)
@@ -183,7 +237,8 @@ def cmd_rm(args):
 
 
 CMDS = {"run": (cmd_run, 3), "update": (cmd_update, 2), "exec": (cmd_exec, 2),
-        "status": (cmd_status, 1), "ls": (cmd_ls, 0), "rm": (cmd_rm, 1)}
+        "status": (cmd_status, 1), "ls": (cmd_ls, 0), "rm": (cmd_rm, 1),
+        "many": (cmd_many, 4), "rmmany": (cmd_rmmany, 1)}
 
 
 def dispatch(argv):

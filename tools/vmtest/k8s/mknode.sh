@@ -87,3 +87,4 @@ done
 # the guest script itself, for a run with other counts:
 #   K8S_UPDATES=100 K8S_RELOADS=100 . /usr/lib/devcg-vmtest/k8s-node.sh
 install -m 0644 "$here/guest/k8s-node.sh" "$lib/k8s-node.sh"
+install -m 0644 "$here/guest/k8s-nri.sh" "$lib/k8s-nri.sh"
