@@ -74,7 +74,7 @@ NRI_LIBS := -lprotobuf-c
 NRI_AGENT := $(shell grep -q devcg_container_start include/devcg.h && echo yes)
 
 UNIT_SRCS   := tests/harness.c $(wildcard tests/unit/*.c)
-KERNEL_SRCS := tests/harness.c tests/scratch.c tests/probe.c tests/reader.c $(wildcard tests/kernel/*.c)
+KERNEL_SRCS := tests/harness.c tests/scratch.c tests/probe.c tests/reader.c tests/run.c $(wildcard tests/kernel/*.c)
 
 .PHONY: all bpf deps demo test unit-test kernel-test check-docs fuzz clean install uninstall deb image
 .DELETE_ON_ERROR:

@@ -11,6 +11,7 @@
 #include "harness.h"
 #include "ktest.h"
 #include "reader.h"
+#include "run.h"
 #include "scratch.h"
 
 #include <errno.h>
@@ -293,40 +294,6 @@ TEST(replace_moves_a_devcg_filter_off_a_foreign_link)
 	devcg_policy_free(b);
 }
 
-static const char *devcg_bin(void)
-{
-	const char *p = getenv("DEVCG");
-
-	return p ? p : "build/devcg";
-}
-
-/* Run ARGV, its standard output in OUT; returns its exit status. */
-static int run_capture(char *const argv[], char *out, size_t size)
-{
-	int pipefd[2], status;
-	size_t len = 0;
-	ssize_t got;
-	pid_t pid;
-
-	CHECK(!pipe(pipefd));
-	pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		dup2(pipefd[1], 1);
-		close(pipefd[0]);
-		close(pipefd[1]);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	close(pipefd[1]);
-	while (len < size - 1 && (got = read(pipefd[0], out + len, size - 1 - len)) > 0)
-		len += (size_t)got;
-	out[len] = '\0';
-	close(pipefd[0]);
-	CHECK(waitpid(pid, &status, 0) == pid);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 TEST(reset_of_a_devcg_filter_on_a_foreign_link_removes_it_and_says_so)
 {
 	unsigned long eperm[2], opens[2];
@@ -335,16 +302,16 @@ TEST(reset_of_a_devcg_filter_on_a_foreign_link_removes_it_and_says_so)
 	char cg[4096], out[4096];
 
 	need_v2();
-	CHECK(access(devcg_bin(), X_OK) == 0);
+	CHECK(access(test_devcg_bin(), X_OK) == 0);
 	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
 	devcg_filter_on_a_link(cg, &h);
 	/* control: the linked filter enforces before the reset */
 	read_for_a_while(cg, a_denies, eperm, opens);
 	CHECK(opens[0] > 0 && eperm[0] == opens[0]);
 	{
-		char *argv[] = { (char *)devcg_bin(), "-j", "reset", cg, NULL };
+		char *argv[] = { (char *)test_devcg_bin(), "-j", "reset", cg, NULL };
 
-		CHECK_INT(run_capture(argv, out, sizeof(out)), 0);
+		CHECK_INT(test_run_capture(argv, out, sizeof(out)), 0);
 	}
 	CHECK_MSG(strstr(out, "\"removed\":1") && strstr(out, "\"links_detached\":1"), "%s", out);
 	CHECK_INT(attached(cg, ids), 0);
@@ -362,21 +329,21 @@ TEST(reset_text_says_a_link_was_detached)
 	char cg[4096], out[4096];
 
 	need_v2();
-	CHECK(access(devcg_bin(), X_OK) == 0);
+	CHECK(access(test_devcg_bin(), X_OK) == 0);
 	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), cg, sizeof(cg)));
 	devcg_filter_on_a_link(cg, &h);
 	{
-		char *argv[] = { (char *)devcg_bin(), "reset", cg, NULL };
+		char *argv[] = { (char *)test_devcg_bin(), "reset", cg, NULL };
 
-		CHECK_INT(run_capture(argv, out, sizeof(out)), 0);
+		CHECK_INT(test_run_capture(argv, out, sizeof(out)), 0);
 	}
 	CHECK_MSG(strstr(out, "devcg filter removed") && strstr(out, "bpf_link"), "%s", out);
 	CHECK_INT(attached(cg, ids), 0);
 	/* control: a second reset finds nothing and says so */
 	{
-		char *argv[] = { (char *)devcg_bin(), "reset", cg, NULL };
+		char *argv[] = { (char *)test_devcg_bin(), "reset", cg, NULL };
 
-		CHECK_INT(run_capture(argv, out, sizeof(out)), 0);
+		CHECK_INT(test_run_capture(argv, out, sizeof(out)), 0);
 	}
 	CHECK_MSG(strstr(out, "no devcg filter attached") != NULL, "%s", out);
 	holder_end(&h);

@@ -15,6 +15,7 @@
  */
 #include "devcg.h"
 #include "harness.h"
+#include "run.h"
 #include "scratch.h"
 
 #include <dirent.h>
@@ -630,12 +631,9 @@ TEST(container_attach_by_an_unknown_id_is_enoent_and_changes_nothing)
  * standard output in OUT; its exit status. */
 static int run_devcg(const char *const *args, char *out, size_t size)
 {
-	const char *bin = getenv("DEVCG") ? getenv("DEVCG") : "build/devcg";
+	const char *bin = test_devcg_bin();
 	char *argv[16];
-	int pipefd[2], status, n = 0;
-	size_t len = 0;
-	ssize_t got;
-	pid_t pid;
+	int n = 0, ret;
 
 	argv[n++] = (char *)bin;
 	while (*args && n < 15)
@@ -643,23 +641,9 @@ static int run_devcg(const char *const *args, char *out, size_t size)
 	argv[n] = NULL;
 	if (access(bin, X_OK))
 		SKIP("%s is not built", bin);
-	CHECK(!pipe(pipefd));
-	pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		dup2(pipefd[1], 1);
-		close(pipefd[0]);
-		close(pipefd[1]);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	close(pipefd[1]);
-	while (len < size - 1 && (got = read(pipefd[0], out + len, size - 1 - len)) > 0)
-		len += (size_t)got;
-	out[len] = '\0';
-	close(pipefd[0]);
-	CHECK(waitpid(pid, &status, 0) == pid);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	ret = test_run_capture(argv, out, size);
+	CHECK(ret >= 0);
+	return ret;
 }
 
 TEST(container_cli_attach_by_id_prints_the_container_and_updated_puts_it_back)
