@@ -15,7 +15,10 @@
 # starts again; K8S_NRI_PODS pods made and removed in parallel, with
 # nothing of them left behind.
 
-K8S_NRI_PODS=${K8S_NRI_PODS:-16}
+# (make vmtest's counts keep CI's time; k8s-node-100.sh runs the issue's:
+# 100 reloads and 100 pods with the agent too)
+K8S_NRI_PODS=${K8S_NRI_PODS:-8}
+K8S_RELOADS=${K8S_AGENT_RELOADS:-10}
 NRI_STATE=/run/devcg/containers
 t_nri=$SECONDS
 info "---- with the node agent (devcg-nri) ----"
