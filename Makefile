@@ -193,7 +193,7 @@ fuzz: $(BUILD)/fuzz-parse
 	$(Q)$(BUILD)/fuzz-parse -max_total_time=$${FUZZ_SECONDS:-60} -max_len=8192 \
 		$(BUILD)/fuzz-corpus tests/fuzz/corpus
 
-unit-test: $(BUILD)/tests/unit $(BUILD)/asan/unit $(BUILD)/devcg
+unit-test: $(BUILD)/tests/unit $(BUILD)/asan/unit $(BUILD)/devcg $(if $(NRI_AGENT),$(BUILD)/devcg-nri)
 kernel-test: $(BUILD)/tests/kernel $(BUILD)/devcg $(BUILD)/devcg-reader
 
 test: deps
