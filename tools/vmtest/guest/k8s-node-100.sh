@@ -7,5 +7,5 @@
 # takes 0.3-1.6 s and a reload 1-5 s, so the 100s would add 10 to 30
 # minutes to CI (docs/kubernetes.md has this run's numbers):
 #   make vmrun GUEST=k8s-node SCRIPT=tools/vmtest/guest/k8s-node-100.sh
-K8S_UPDATES=100 K8S_RELOADS=100 K8S_AGENT_RELOADS=100 K8S_NRI_PODS=100
+K8S_AGENT=1 K8S_UPDATES=100 K8S_RELOADS=100 K8S_AGENT_RELOADS=100 K8S_NRI_PODS=100
 . /usr/lib/devcg-vmtest/k8s-node.sh

@@ -36,6 +36,19 @@ one_devcg_program() { # "ID:OWNER ..."
 	[ "$(tr ' ' '\n' <<<"$1" | grep -c ':devcg$')" = 1 ] &&
 		! tr ' ' '\n' <<<"$1" | grep -qv ':devcg$\|:systemd$\|^$'
 }
+# judge() first waits (60 s at most) until every running pod's cgroup has
+# devcg's program again: the agent acts on PostUpdateContainer after the
+# runtime's update returned, one container after the other
+settle_agent() {
+	local p i
+	for p in "${PODS[@]}"; do
+		[ -z "${OUT[$p]:-}" ] && [ -n "${PID[$p]:-}" ] || continue
+		for i in $(seq 120); do
+			one_devcg_program "$(programs_on "/sys/fs/cgroup${CG[$p]}")" && break
+			sleep 0.5
+		done
+	done
+}
 # how many times the agent has registered with containerd (its log)
 registrations() {
 	journalctl -q -o cat -u devcg-nri 2>/dev/null | grep -c 'registered'
