@@ -700,3 +700,17 @@ bool scratch_char_major_listed(unsigned int major)
 	fclose(f);
 	return found;
 }
+
+unsigned int scratch_free_char_major(void)
+{
+	static unsigned int m;
+
+	if (m)
+		return m;
+	if (!scratch_char_major_listed(240))
+		return m = 240;
+	for (unsigned int c = 254; c >= 234; c--)
+		if (!scratch_char_major_listed(c))
+			return m = c;
+	SKIP("every char major of 234-254 has a driver here");
+}

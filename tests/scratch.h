@@ -95,5 +95,8 @@ void scratch_cleanup(void);
  * tests want one without: an allowed open fails with ENXIO, a refused one
  * with EPERM. */
 bool scratch_char_major_listed(unsigned int major);
+/* A char major without a driver: 240 if free, else the first free one of
+ * 254 down to 234 (kept for the run); the test is skipped when none is. */
+unsigned int scratch_free_char_major(void);
 
 #endif

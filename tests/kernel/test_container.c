@@ -34,20 +34,6 @@
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 
-static unsigned int fake(void)
-{
-	static unsigned int m;
-
-	if (m)
-		return m;
-	if (!scratch_char_major_listed(240))
-		return m = 240;
-	for (unsigned int c = 254; c >= 234; c--)
-		if (!scratch_char_major_listed(c))
-			return m = c;
-	SKIP("every char major of 234-254 has a driver here");
-}
-
 /* ---- the container ---------------------------------------------------------- */
 
 struct ct {
@@ -85,7 +71,7 @@ static int ct_main(void *arg)
 static void ct_start(struct ct *c)
 {
 	const struct scratch_node nodes[] = {
-		{ "d1", 'c', fake(), 1 }, { "d2", 'c', fake(), 2 }, { "d3", 'c', fake(), 3 }, { "d4", 'c', fake(), 4 },
+		{ "d1", 'c', scratch_free_char_major(), 1 }, { "d2", 'c', scratch_free_char_major(), 2 }, { "d3", 'c', scratch_free_char_major(), 3 }, { "d4", 'c', scratch_free_char_major(), 4 },
 	};
 	char r;
 
@@ -188,7 +174,7 @@ static uint32_t id_of(int fd)
  * with REPLACE, in place of the program of that id (crun 1.21's update). */
 static uint32_t runtime_attach(struct ct *c, const char *name, uint32_t replace)
 {
-	const uint32_t devs[][2] = { { 1, 3 }, { fake(), 1 } };
+	const uint32_t devs[][2] = { { 1, 3 }, { scratch_free_char_major(), 1 } };
 	int fd = runtime_prog(name, devs, 2), cfd = open(c->cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int old = replace ? bpf_prog_get_fd_by_id(replace) : -1;
 	LIBBPF_OPTS(bpf_prog_attach_opts, o, .flags = BPF_F_ALLOW_MULTI | (replace ? BPF_F_REPLACE : 0),
@@ -213,11 +199,11 @@ static struct devcg_container_rule ct_rules[2];
 
 static void describe(struct ct *c, struct devcg_container *d, const char *id, int minor)
 {
-	ct_devices[0] = (struct devcg_container_device){ .path = "/dev/d", .type = 'c', .major = fake(),
+	ct_devices[0] = (struct devcg_container_device){ .path = "/dev/d", .type = 'c', .major = scratch_free_char_major(),
 							 .minor = minor };
 	ct_rules[0] = (struct devcg_container_rule){ .allow = false, .type = 'a', .major = -1, .minor = -1,
 						     .access = "rwm" };
-	ct_rules[1] = (struct devcg_container_rule){ .allow = true, .type = 'c', .major = fake(),
+	ct_rules[1] = (struct devcg_container_rule){ .allow = true, .type = 'c', .major = scratch_free_char_major(),
 						     .minor = minor, .access = "rwm" };
 	memset(d, 0, sizeof(*d));
 	d->sz = sizeof(*d);
@@ -366,7 +352,7 @@ TEST(container_start_keeps_the_policy_of_devcgs_hook_filter)
 	struct ct c, c2;
 
 	/* the hook's filter allows d3, which the runtime's list does not */
-	snprintf(text, sizeof(text), "deny a\nallow c %u:1 rwm\nallow c %u:3 rwm\n", fake(), fake());
+	snprintf(text, sizeof(text), "deny a\nallow c %u:1 rwm\nallow c %u:3 rwm\n", scratch_free_char_major(), scratch_free_char_major());
 	CHECK(!devcg_rules_parse(rules, text, strlen(text), "hook", NULL, &err));
 	CHECK(!devcg_policy_apply_all(hook, rules, &err));
 	ct_start(&c);

@@ -31,16 +31,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* A char major without a driver: an allowed open fails with ENXIO, a
- * refused one with EPERM. */
-static unsigned int fake_major(void)
-{
-	for (unsigned int c = 240; c <= 254; c++)
-		if (!scratch_char_major_listed(c))
-			return c;
-	SKIP("every char major of 240-254 has a driver here");
-}
-
 /* ---- a pseudo-container ----------------------------------------------------- */
 
 struct dc {
@@ -328,11 +318,11 @@ TEST(doctor_a_node_present_but_refused_is_found_and_the_container_cannot_open_it
 
 	dc_start(&c, false, BASE, NULL);
 	dc_mknod(&c, "/dev/null", 1, 3);
-	dc_mknod(&c, "/dev/x", fake_major(), 0);
+	dc_mknod(&c, "/dev/x", scratch_free_char_major(), 0);
 	r = doctor(&c);
 	CHECK_MSG(!strcmp(ids(r), "node-refused"), "findings:%s", all(r));
 	CHECK_STR(r->findings[0].path, "/dev/x");
-	snprintf(fix, sizeof(fix), "'c %u:0 rw'", fake_major());
+	snprintf(fix, sizeof(fix), "'c %u:0 rw'", scratch_free_char_major());
 	CHECK_MSG(strstr(r->findings[0].fix, "devcg allow '") && strstr(r->findings[0].fix, c.cg) &&
 			  strstr(r->findings[0].fix, fix), "%s (cgroup %s)", r->findings[0].fix, c.cg);
 	devcg_doctor_result_free(r);
@@ -345,7 +335,7 @@ TEST(doctor_a_node_present_but_refused_is_found_and_the_container_cannot_open_it
 	{
 		char rule[64];
 
-		snprintf(rule, sizeof(rule), "c %u:0 rw", fake_major());
+		snprintf(rule, sizeof(rule), "c %u:0 rw", scratch_free_char_major());
 		CHECK_INT(DEVCG(out, "allow", c.cg, rule), 0);
 	}
 	r = doctor(&c);
@@ -361,18 +351,18 @@ TEST(doctor_a_device_allowed_but_absent_is_found)
 	char policy[256];
 	struct dc c;
 
-	snprintf(policy, sizeof(policy), BASE "allow c %u:7 rw\n", fake_major());
+	snprintf(policy, sizeof(policy), BASE "allow c %u:7 rw\n", scratch_free_char_major());
 	dc_start(&c, false, policy, NULL);
 	dc_mknod(&c, "/dev/null", 1, 3);
 	dc_mknod(&c, "/dev/zero", 1, 5);
 	r = doctor(&c);
 	CHECK_MSG(!strcmp(ids(r), "allowed-absent"), "findings:%s", all(r));
-	CHECK(r->findings[0].type == DEVCG_CHAR && r->findings[0].major == fake_major() &&
+	CHECK(r->findings[0].type == DEVCG_CHAR && r->findings[0].major == scratch_free_char_major() &&
 	      r->findings[0].minor == 7 && r->findings[0].path[0] == '\0');
 	CHECK_INT(r->findings[0].access, DEVCG_ACC_READ | DEVCG_ACC_WRITE);
 	devcg_doctor_result_free(r);
 	/* control: its node made, doctor is silent */
-	dc_mknod(&c, "/dev/x7", fake_major(), 7);
+	dc_mknod(&c, "/dev/x7", scratch_free_char_major(), 7);
 	r = doctor(&c);
 	CHECK_MSG(r->nfindings == 0, "findings:%s", all(r));
 	devcg_doctor_result_free(r);
@@ -418,12 +408,12 @@ TEST(doctor_v1_refusing_what_the_device_programs_allow_is_found_on_a_hybrid_host
 	char policy[256], acc[8];
 	struct dc c;
 
-	snprintf(policy, sizeof(policy), BASE "allow c %u:0 rw\n", fake_major());
+	snprintf(policy, sizeof(policy), BASE "allow c %u:0 rw\n", scratch_free_char_major());
 	dc_start(&c, false, policy, "c 1:3 rwm");
 	CHECK(!scratch_cgroup_write(c.v1, "devices.allow", "c 1:5 rwm"));
 	dc_mknod(&c, "/dev/null", 1, 3);
 	dc_mknod(&c, "/dev/zero", 1, 5);
-	dc_mknod(&c, "/dev/x", fake_major(), 0);
+	dc_mknod(&c, "/dev/x", scratch_free_char_major(), 0);
 	r = doctor(&c);
 	CHECK_MSG(r->v1_cgroup[0] && strstr(c.v1, r->v1_cgroup), "v1 cgroup '%s' (made %s)", r->v1_cgroup, c.v1);
 	CHECK_INT(r->nlayers, 2);
@@ -431,7 +421,7 @@ TEST(doctor_v1_refusing_what_the_device_programs_allow_is_found_on_a_hybrid_host
 	CHECK_MSG(!strcmp(ids(r), "v1-v2-differ"), "findings:%s", all(r));
 	CHECK_STR(r->findings[0].path, "/dev/x");
 	CHECK_INT(r->findings[0].access, DEVCG_ACC_READ | DEVCG_ACC_WRITE);
-	snprintf(acc, sizeof(acc), "%u:0 rw", fake_major());
+	snprintf(acc, sizeof(acc), "%u:0 rw", scratch_free_char_major());
 	CHECK_MSG(strstr(r->findings[0].fix, acc), "%s", r->findings[0].fix);
 	devcg_doctor_result_free(r);
 	/* the kernel agrees: v1 refuses the open that the program allows */
@@ -440,7 +430,7 @@ TEST(doctor_v1_refusing_what_the_device_programs_allow_is_found_on_a_hybrid_host
 	{
 		char rule[64], out[8192];
 
-		snprintf(rule, sizeof(rule), "c %u:0 rw", fake_major());
+		snprintf(rule, sizeof(rule), "c %u:0 rw", scratch_free_char_major());
 		CHECK_INT(DEVCG(out, "allow", c.cg, rule), 0);
 	}
 	r = doctor(&c);
@@ -457,9 +447,9 @@ TEST(doctor_a_mknod_node_in_a_user_namespaced_container_is_noted_and_cannot_be_o
 	struct dc c;
 	int e;
 
-	snprintf(policy, sizeof(policy), BASE "allow c %u:0 rw\n", fake_major());
+	snprintf(policy, sizeof(policy), BASE "allow c %u:0 rw\n", scratch_free_char_major());
 	dc_start(&c, true, policy, NULL);
-	dc_mknod(&c, "/dev/x", fake_major(), 0);
+	dc_mknod(&c, "/dev/x", scratch_free_char_major(), 0);
 	r = doctor(&c);
 	CHECK(r->userns);
 	CHECK_MSG(!strcmp(ids(r), "userns-mknod"), "findings:%s", all(r));
@@ -481,7 +471,7 @@ TEST(doctor_does_not_follow_a_symbolic_link_in_the_containers_dev)
 	struct stat st;
 	struct dc c;
 
-	host[0].major = fake_major();
+	host[0].major = scratch_free_char_major();
 	dc_start(&c, false, BASE, NULL);
 	dc_mknod(&c, "/dev/null", 1, 3);
 	dc_mknod(&c, "/dev/zero", 1, 5);
@@ -494,11 +484,11 @@ TEST(doctor_does_not_follow_a_symbolic_link_in_the_containers_dev)
 	CHECK(!symlink(target, link));
 	/* control: through the links, the host's node is there */
 	dc_path(&c, "/dev/evil/hostx", link, sizeof(link));
-	CHECK(!stat(link, &st) && S_ISCHR(st.st_mode) && major(st.st_rdev) == fake_major());
+	CHECK(!stat(link, &st) && S_ISCHR(st.st_mode) && major(st.st_rdev) == scratch_free_char_major());
 	r = doctor(&c);
 	CHECK_MSG(r->nfindings == 0, "findings:%s", all(r));
 	for (size_t i = 0; i < r->nnodes; i++)
-		CHECK_MSG(r->nodes[i].major != fake_major() && strncmp(r->nodes[i].path, "/dev/evil", 9),
+		CHECK_MSG(r->nodes[i].major != scratch_free_char_major() && strncmp(r->nodes[i].path, "/dev/evil", 9),
 			  "doctor followed a link to %s", r->nodes[i].path);
 	devcg_doctor_result_free(r);
 	/* named through the links: no node there for doctor */
@@ -545,7 +535,7 @@ static void doctor_container(const char *rt)
 	struct ctr c;
 
 	need(rt, V2);
-	fake = fake_major();
+	fake = scratch_free_char_major();
 	ctr_start(&c, rt, V2);
 	snprintf(root, sizeof(root), "%s/state", c.dir);
 	/* healthy: nothing to say */

@@ -54,21 +54,6 @@
 
 /* ---- the device ------------------------------------------------------------ */
 
-/* A char major without a driver: 240 if free. */
-static unsigned int fake_major(void)
-{
-	static unsigned int m;
-
-	if (m)
-		return m;
-	if (!scratch_char_major_listed(240))
-		return m = 240;
-	for (unsigned int c = 254; c >= 234; c--)
-		if (!scratch_char_major_listed(c))
-			return m = c;
-	SKIP("every char major of 234-254 has a driver here");
-}
-
 /* ---- pseudo-containers ------------------------------------------------------- */
 
 struct pc {
@@ -220,11 +205,11 @@ static void pc_start(struct pc *p, bool userns, const char *policy)
 	/* the root of a user-namespaced container is not in group video */
 	for (int i = 0; i < NFAKE; i++) {
 		snprintf(path, sizeof(path), "fakegpu%d", i);
-		host_node(p, path, fake_major(), (unsigned int)i, userns ? 0666 : 0660, VIDEO_GID);
+		host_node(p, path, scratch_free_char_major(), (unsigned int)i, userns ? 0666 : 0660, VIDEO_GID);
 	}
-	host_node(p, "fakectl", fake_major(), 255, 0666, 0);
-	host_node(p, "fake-uvm", fake_major(), 254, 0666, 0);
-	host_node(p, "fake-uvm-tools", fake_major(), 253, 0666, 0);
+	host_node(p, "fakectl", scratch_free_char_major(), 255, 0666, 0);
+	host_node(p, "fake-uvm", scratch_free_char_major(), 254, 0666, 0);
+	host_node(p, "fake-uvm-tools", scratch_free_char_major(), 253, 0666, 0);
 	/* the container's root (host uid 100000) walks down to its /dev */
 	CHECK(!chmod(p->host, 0755));
 	snprintf(p->dev, sizeof(p->dev), "%s/ctr", p->host);
@@ -509,7 +494,7 @@ TEST(hotplug_attach_allows_then_makes_the_node_and_detach_takes_both_back)
 	r = ok(true, &p, &gpu0, 1, NULL);
 	CHECK_INT(r->entries[0].node, DEVCG_NODE_MADE);
 	CHECK_INT(r->entries[0].permission, DEVCG_PERM_ADDED);
-	CHECK_INT(r->entries[0].major, fake_major());
+	CHECK_INT(r->entries[0].major, scratch_free_char_major());
 	CHECK_INT(r->entries[0].access, DEVCG_ACC_ALL);
 	CHECK_INT(r->pid, p.pid);
 	CHECK(r->swapped && r->replaced_id != 0 && r->prog_id != r->replaced_id);
@@ -523,7 +508,7 @@ TEST(hotplug_attach_allows_then_makes_the_node_and_detach_takes_both_back)
 	CHECK_INT(st.st_rdev, host.st_rdev);
 	CHECK_INT(st.st_uid, 0);
 	CHECK_INT(st.st_gid, VIDEO_GID);
-	CHECK_INT(own_access(&p, fake_major(), 0), DEVCG_ACC_ALL);
+	CHECK_INT(own_access(&p, scratch_free_char_major(), 0), DEVCG_ACC_ALL);
 
 	r = ok(false, &p, &gpu0, 1, NULL);
 	CHECK_INT(r->entries[0].node, DEVCG_NODE_REMOVED);
@@ -540,7 +525,7 @@ TEST(hotplug_control_a_node_without_its_permission_is_refused_with_eperm)
 	struct pc p;
 
 	pc_start(&p, false, BASE);
-	pc_mknod(&p, "fakegpu0", fake_major(), 0);
+	pc_mknod(&p, "fakegpu0", scratch_free_char_major(), 0);
 	CHECK_INT(pc_open(&p, "fakegpu0"), EPERM);
 	/* attach: the node there is the device: only the permission changes */
 	r = ok(true, &p, &gpu0, 1, NULL);
@@ -686,7 +671,7 @@ TEST(hotplug_attach_force_replaces_a_runtimes_program_and_the_device_opens)
 
 	pc_start(&p, false, NULL);
 	runtime = pc_attach_prog(&p, "runtime_dev");
-	pc_mknod(&p, "fakegpu0", fake_major(), 0);
+	pc_mknod(&p, "fakegpu0", scratch_free_char_major(), 0);
 	/* control: the runtime's program refuses it */
 	CHECK_INT(pc_open(&p, "fakegpu0"), EPERM);
 	/* without --force its rules, which devcg cannot read, are not replaced */
@@ -717,7 +702,7 @@ static int parent_prog(const char *cg, bool gpu)
 		{ .code = BPF_JMP | BPF_JNE | BPF_K, .dst_reg = 4, .off = 2, .imm = 1 },
 		{ .code = BPF_JMP | BPF_JEQ | BPF_K, .dst_reg = 5, .off = 5, .imm = 3 },
 		{ .code = BPF_JMP | BPF_JA, .off = 2 },
-		{ .code = BPF_JMP | BPF_JNE | BPF_K, .dst_reg = 4, .off = 1, .imm = (int)fake_major() },
+		{ .code = BPF_JMP | BPF_JNE | BPF_K, .dst_reg = 4, .off = 1, .imm = (int)scratch_free_char_major() },
 		{ .code = BPF_JMP | BPF_JEQ | BPF_K, .dst_reg = 5, .off = 2, .imm = gpu ? 0 : -1 },
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
@@ -790,7 +775,7 @@ TEST(hotplug_detach_force_leaves_a_runtimes_program_in_place)
 
 	pc_start(&p, false, NULL);
 	runtime = pc_attach_prog(&p, "runtime_dev");
-	pc_mknod(&p, "fakegpu1", fake_major(), 1);
+	pc_mknod(&p, "fakegpu1", scratch_free_char_major(), 1);
 	CHECK_INT(pc_open(&p, "fakegpu1"), EPERM);
 	o.force = true;
 	r = ok(false, &p, &gpu0, 1, &o);
@@ -824,7 +809,7 @@ TEST(hotplug_attach_no_systemd_recognises_systemds_program_beside_devcgs)
 	pc_start(&p, false, BASE);
 	sd = pc_attach_prog(&p, "sd_devices");
 	CHECK_INT(pc_progs(&p, ids), 2);
-	pc_mknod(&p, "fakegpu0", fake_major(), 0);
+	pc_mknod(&p, "fakegpu0", scratch_free_char_major(), 0);
 	CHECK_INT(pc_open(&p, "fakegpu0"), EPERM);
 	/* control: on no unit's cgroup, without --no-systemd it is another's */
 	CHECK_INT(call(true, &p, &gpu0, 1, NULL, &r, &err), -EBUSY);
@@ -855,9 +840,9 @@ TEST(hotplug_attach_refuses_to_drop_a_default_allow_policys_own_deny_and_changes
 	char policy[256];
 	struct pc p;
 
-	snprintf(policy, sizeof(policy), "deny c %u:0 rw\n", fake_major());
+	snprintf(policy, sizeof(policy), "deny c %u:0 rw\n", scratch_free_char_major());
 	pc_start(&p, false, policy);
-	pc_mknod(&p, "fakegpu0", fake_major(), 0);
+	pc_mknod(&p, "fakegpu0", scratch_free_char_major(), 0);
 	CHECK_INT(pc_open(&p, "fakegpu0"), EPERM);
 	snap_take(&p, &before);
 	CHECK_INT(call(true, &p, &gpu0, 1, NULL, &r, &err), -EPERM);
@@ -887,7 +872,7 @@ TEST(hotplug_detach_leaves_a_device_that_a_wider_rule_allows)
 	char policy[256];
 	struct pc p;
 
-	snprintf(policy, sizeof(policy), BASE "allow c %u:* rw\n", fake_major());
+	snprintf(policy, sizeof(policy), BASE "allow c %u:* rw\n", scratch_free_char_major());
 	pc_start(&p, false, policy);
 	snap_take(&p, &before);
 	r = ok(true, &p, &gpu0, 1, &(struct devcg_hotplug_opts){ .sz = sizeof(struct devcg_hotplug_opts),
@@ -905,7 +890,7 @@ TEST(hotplug_detach_leaves_a_device_that_a_wider_rule_allows)
 	snap_take(&p, &after);
 	check_same(&before, &after);
 	/* it is still allowed: a node made again opens */
-	pc_mknod(&p, "fakegpu0", fake_major(), 0);
+	pc_mknod(&p, "fakegpu0", scratch_free_char_major(), 0);
 	CHECK_INT(pc_open(&p, "fakegpu0"), ENXIO);
 	snap_free(&before);
 	snap_free(&after);
@@ -917,16 +902,16 @@ TEST(hotplug_detach_takes_back_the_devices_own_exception_even_from_the_base_poli
 	char policy[256];
 	struct pc p;
 
-	snprintf(policy, sizeof(policy), BASE "allow c %u:0 rw\n", fake_major());
+	snprintf(policy, sizeof(policy), BASE "allow c %u:0 rw\n", scratch_free_char_major());
 	pc_start(&p, false, policy);
-	pc_mknod(&p, "fakegpu0", fake_major(), 0);
+	pc_mknod(&p, "fakegpu0", scratch_free_char_major(), 0);
 	CHECK_INT(pc_open(&p, "fakegpu0"), ENXIO);
 	r = ok(false, &p, &gpu0, 1, NULL);
 	CHECK_INT(r->entries[0].permission, DEVCG_PERM_REMOVED);
 	CHECK_INT(r->entries[0].access, DEVCG_ACC_READ | DEVCG_ACC_WRITE);
 	devcg_hotplug_result_free(r);
-	CHECK_INT(own_access(&p, fake_major(), 0), 0);
-	pc_mknod(&p, "fakegpu0", fake_major(), 0);
+	CHECK_INT(own_access(&p, scratch_free_char_major(), 0), 0);
+	pc_mknod(&p, "fakegpu0", scratch_free_char_major(), 0);
 	CHECK_INT(pc_open(&p, "fakegpu0"), EPERM);
 }
 
@@ -938,7 +923,7 @@ TEST(hotplug_detach_on_a_default_allow_policy_adds_no_deny)
 
 	pc_start(&p, false, "deny c 1:9 rwm\n");
 	snap_take(&p, &before);
-	pc_mknod(&p, "fakegpu0", fake_major(), 0);
+	pc_mknod(&p, "fakegpu0", scratch_free_char_major(), 0);
 	r = ok(false, &p, &gpu0, 1, NULL);
 	CHECK_INT(r->entries[0].node, DEVCG_NODE_REMOVED);
 	CHECK_INT(r->entries[0].permission, DEVCG_PERM_STILL_ALLOWED);
@@ -955,7 +940,7 @@ TEST(hotplug_attach_under_a_wider_deny_of_a_default_allow_policy_is_refused_and_
 	char policy[256];
 	struct pc p;
 
-	snprintf(policy, sizeof(policy), "deny c %u:* rwm\n", fake_major());
+	snprintf(policy, sizeof(policy), "deny c %u:* rwm\n", scratch_free_char_major());
 	pc_start(&p, false, policy);
 	snap_take(&p, &before);
 	CHECK_INT(call(true, &p, &gpu0, 1, NULL, &r, &err), -EPERM);
@@ -1190,7 +1175,7 @@ TEST(hotplug_a_userns_container_gets_the_host_node_bind_mounted_and_it_opens)
 	CHECK_INT(pc_open(&p, "fakegpu0"), ENXIO);
 	/* control, and the reason: a node made there with mknod cannot be
 	 * opened (its file system belongs to the container's user namespace) */
-	pc_mknod(&p, "fakegpu1", fake_major(), 1);
+	pc_mknod(&p, "fakegpu1", scratch_free_char_major(), 1);
 	CHECK_INT(pc_open(&p, "fakegpu1"), EACCES);
 	o.method = DEVCG_HOTPLUG_MKNOD;
 	r = ok(true, &p, &other, 1, &o);
@@ -1343,7 +1328,7 @@ TEST(hotplug_concurrent_attach_and_detach_of_different_devices_lose_nothing)
 		char name[64];
 
 		snprintf(name, sizeof(name), "w%d/fakegpu%d", i, i);
-		CHECK_MSG(own_access(&p, fake_major(), (unsigned int)i) == DEVCG_ACC_ALL, "fakegpu%d lost", i);
+		CHECK_MSG(own_access(&p, scratch_free_char_major(), (unsigned int)i) == DEVCG_ACC_ALL, "fakegpu%d lost", i);
 		CHECK_INT(pc_open(&p, name), ENXIO);
 	}
 	/* the base policy too */
@@ -1820,7 +1805,7 @@ TEST(hotplug_bind_refuses_a_host_node_that_became_a_regular_file_and_changes_not
 
 	pc_start(&p, true, BASE);
 	snprintf(host, sizeof(host), "%s/swap", p.host);
-	CHECK(!mknod(host, S_IFCHR | 0666, makedev(fake_major(), 0)));
+	CHECK(!mknod(host, S_IFCHR | 0666, makedev(scratch_free_char_major(), 0)));
 	snprintf(file, sizeof(file), "%s/secret", p.host);
 	fd = open(file, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
 	CHECK(fd >= 0 && write(fd, "secret\n", 7) == 7);
@@ -1863,7 +1848,7 @@ TEST(hotplug_attach_replaces_a_node_of_another_device_only_with_force)
 	CHECK_INT(r->entries[0].node, DEVCG_NODE_REPLACED);
 	CHECK(r->entries[0].note && strstr(r->entries[0].note, "replaced a node of c 1:3"));
 	devcg_hotplug_result_free(r);
-	CHECK(!pc_lstat(&p, "fakegpu0", &st) && major(st.st_rdev) == fake_major());
+	CHECK(!pc_lstat(&p, "fakegpu0", &st) && major(st.st_rdev) == scratch_free_char_major());
 }
 
 TEST(hotplug_detach_removes_no_node_of_another_device_put_there_meanwhile)
@@ -1892,10 +1877,10 @@ TEST(hotplug_detach_removes_no_node_of_another_device_put_there_meanwhile)
 	CHECK(!lstat(path, &st));
 	CHECK_INT(st.st_ino, was.st_ino);
 	CHECK_INT(st.st_rdev, makedev(1, 3));
-	CHECK_INT(own_access(&p, fake_major(), 0), DEVCG_ACC_ALL);
+	CHECK_INT(own_access(&p, scratch_free_char_major(), 0), DEVCG_ACC_ALL);
 	/* control: without the change, detach removes the device's node */
 	CHECK(!unlink(path));
-	pc_mknod(&p, "fakegpu0", fake_major(), 0);
+	pc_mknod(&p, "fakegpu0", scratch_free_char_major(), 0);
 	devcg_hotplug_result_free(ok(false, &p, &gpu0, 1, NULL));
 	CHECK_INT(pc_open(&p, "fakegpu0"), ENOENT);
 }
@@ -2285,7 +2270,7 @@ TEST(hotplug_cdi_device_brings_its_four_nodes_allowed_in_one_swap)
 		CHECK_INT(pc_open(&p, companions[i]), ENXIO);
 	CHECK(!pc_lstat(&p, "fake-uvm-tools", &st));
 	CHECK_INT(st.st_mode & 07777, 0640);
-	CHECK_INT(own_access(&p, fake_major(), 254), DEVCG_ACC_READ | DEVCG_ACC_WRITE);
+	CHECK_INT(own_access(&p, scratch_free_char_major(), 254), DEVCG_ACC_READ | DEVCG_ACC_WRITE);
 	/* control: the other device of the spec is not there */
 	CHECK_INT(pc_open(&p, "fakegpu1"), ENOENT);
 }
@@ -2346,7 +2331,7 @@ TEST(hotplug_cdi_detach_keeps_the_common_nodes_while_another_device_of_the_spec_
 	devcg_hotplug_result_free(r);
 	for (int i = 0; i < 3; i++)
 		CHECK_INT(pc_open(&p, companions[i]), ENOENT);
-	CHECK_INT(own_access(&p, fake_major(), 255), 0);
+	CHECK_INT(own_access(&p, scratch_free_char_major(), 255), 0);
 }
 
 /* A spec file that cannot be used (here a FIFO, which blocked every
@@ -2394,7 +2379,7 @@ static void cdi_many_spec(struct pc *p, char *dir, size_t size, int ndev)
 	fprintf(f, "cdiVersion: \"0.6.0\"\nkind: devcg.test/many\ndevices:\n");
 	for (int i = 0; i < ndev; i++)
 		fprintf(f, "  - {name: \"%d\", containerEdits: {deviceNodes: [{path: %s/many-%d, type: c, "
-			"major: %u, minor: %d}]}}\n", i, p->dev, i, fake_major(), i);
+			"major: %u, minor: %d}]}}\n", i, p->dev, i, scratch_free_char_major(), i);
 	CHECK(!fclose(f));
 }
 
@@ -2424,7 +2409,7 @@ TEST(hotplug_cdi_a_device_of_a_spec_of_300_devices_is_attached_and_detached)
 	CHECK_INT(r->entries[0].permission, DEVCG_PERM_REMOVED);
 	devcg_hotplug_result_free(r);
 	CHECK_INT(pc_open(&p, "many-7"), ENOENT);
-	CHECK_INT(own_access(&p, fake_major(), 7), 0);
+	CHECK_INT(own_access(&p, scratch_free_char_major(), 7), 0);
 }
 
 /* CDI "permissions": "none" asks for no access: no rule is added and the
@@ -2460,7 +2445,7 @@ TEST(hotplug_cdi_permissions_none_is_reported_as_none_and_its_open_is_refused)
 	CHECK_INT(r->entries[1].permission, DEVCG_PERM_ADDED);
 	devcg_hotplug_result_free(r);
 	CHECK_INT(pc_open(&p, "fakegpu0"), EPERM);
-	CHECK_INT(own_access(&p, fake_major(), 0), 0);
+	CHECK_INT(own_access(&p, scratch_free_char_major(), 0), 0);
 	CHECK_INT(pc_open(&p, "fakegpu1"), ENXIO);
 }
 
@@ -2646,7 +2631,7 @@ static void rt_dev_make(struct rt_dev *x, mode_t mode)
 {
 	memset(x, 0, sizeof(*x));
 	CHECK(!scratch_devdir_create(x->dir, sizeof(x->dir),
-				     (const struct scratch_node[]){ { "fakegpu0", 'c', fake_major(), 0 } }, 1));
+				     (const struct scratch_node[]){ { "fakegpu0", 'c', scratch_free_char_major(), 0 } }, 1));
 	snprintf(x->host, sizeof(x->host), "%s/fakegpu0", x->dir);
 	CHECK(!chmod(x->host, mode) && !chown(x->host, 0, VIDEO_GID));
 	x->d.host_path = x->host;
@@ -2745,7 +2730,7 @@ static void runtime_hotplug(const char *rt)
 
 	/* control: a node the container makes itself (its list allows mknod
 	 * of any char device) is refused at open */
-	snprintf(path, sizeof(path), "%u", fake_major());
+	snprintf(path, sizeof(path), "%u", scratch_free_char_major());
 	rc = RT(&c, out, "exec", c.id, "/bin/mknod", "/dev/fakegpu0", "c", path, "0");
 	CHECK_MSG(rc == 0, "mknod in the container: %s", out);
 	CHECK_INT(rt_open(&c), EPERM);

@@ -43,17 +43,6 @@ static void need_hybrid(void)
 		SKIP("no cgroup2 mount beside the v1 devices controller");
 }
 
-/* A char major without a driver: 240 if free. */
-static unsigned int fake_major(void)
-{
-	if (!scratch_char_major_listed(240))
-		return 240;
-	for (unsigned int c = 254; c >= 234; c--)
-		if (!scratch_char_major_listed(c))
-			return c;
-	SKIP("every char major of 234-254 has a driver here");
-}
-
 /* ---- a pseudo-container in both layers ------------------------------------ */
 
 struct hy {
@@ -96,7 +85,7 @@ static int hy_main(void *arg)
 
 static void hy_start(struct hy *h)
 {
-	const struct scratch_node nodes[] = { { "x", 'c', fake_major(), 0 }, { "null", 'c', 1, 3 } };
+	const struct scratch_node nodes[] = { { "x", 'c', scratch_free_char_major(), 0 }, { "null", 'c', 1, 3 } };
 	const char *rules[] = { "a", "c 1:3 rwm" };
 	char c;
 
@@ -144,7 +133,7 @@ static const char *x_line(const char *acc)
 {
 	static char buf[64];
 
-	snprintf(buf, sizeof(buf), "c %u:0 %s\n", fake_major(), acc);
+	snprintf(buf, sizeof(buf), "c %u:0 %s\n", scratch_free_char_major(), acc);
 	return buf;
 }
 
@@ -233,7 +222,7 @@ static int hook(struct hy *h, const char *acc, struct devcg_oci_hook_opts *ho, s
 		 "{\"ociVersion\": \"1.0.2\", \"root\": {\"path\": \"rootfs\"}, \"linux\": {\"resources\": "
 		 "{\"devices\": [{\"allow\": false, \"access\": \"rwm\"}, {\"allow\": true, \"type\": \"c\", "
 		 "\"major\": 1, \"minor\": 3, \"access\": \"rwm\"}, {\"allow\": true, \"type\": \"c\", "
-		 "\"major\": %u, \"minor\": 0, \"access\": \"%s\"}]}}}\n", fake_major(), acc);
+		 "\"major\": %u, \"minor\": 0, \"access\": \"%s\"}]}}}\n", scratch_free_char_major(), acc);
 	f = fopen(path, "we");
 	CHECK(f && fputs(text, f) >= 0 && !fclose(f));
 	snprintf(state, sizeof(state), "{\"ociVersion\": \"1.0.2\", \"id\": \"devcg-test\", \"status\": "
@@ -319,7 +308,7 @@ TEST(hybrid_check_names_v1_when_the_v1_devices_cgroup_refuses_and_the_kernel_agr
 	struct hy h;
 
 	hy_start(&h);
-	snprintf(dev, sizeof(dev), "%u:0", fake_major());
+	snprintf(dev, sizeof(dev), "%u:0", scratch_free_char_major());
 	CHECK_MSG(!devcg_replace(h.v2, pol, NULL, &err), "%s", err.msg);
 	CHECK_INT(DEVCG(out, "check", h.v2, "c", dev, "r"), 1);
 	CHECK_MSG(strstr(out, "deny (default of the cgroup v1 devices cgroup ") && strstr(out, h.v1), "%s", out);
@@ -391,11 +380,11 @@ TEST(hybrid_allow_deny_and_replace_on_the_v2_cgroup_change_both_layers)
 
 	hy_start(&h);
 	CHECK_MSG(!devcg_replace(h.v2, base, NULL, &err), "%s", err.msg);
-	snprintf(rule, sizeof(rule), "c %u:0 rwm", fake_major());
+	snprintf(rule, sizeof(rule), "c %u:0 rwm", scratch_free_char_major());
 	/* control: v2 alone, by the library's one-layer update */
 	{
 		struct devcg_rule r = { .verb = DEVCG_VERB_ALLOW, .type = DEVCG_CHAR, .access = DEVCG_ACC_ALL,
-					.major = fake_major(), .minor = 0 };
+					.major = scratch_free_char_major(), .minor = 0 };
 
 		CHECK_MSG(!devcg_update(h.v2, &r, NULL, &err), "%s", err.msg);
 		CHECK_INT(hy_open(&h, "x"), EPERM);
@@ -407,7 +396,7 @@ TEST(hybrid_allow_deny_and_replace_on_the_v2_cgroup_change_both_layers)
 	CHECK_MSG(DEVCG(out, "deny", h.v2, rule) == 0, "%s", out);
 	CHECK(strstr(v1_list(&h), x_line("rwm")) == NULL);
 	CHECK_INT(hy_open(&h, "x"), EPERM);
-	snprintf(rule, sizeof(rule), "allow c %u:0 r", fake_major());
+	snprintf(rule, sizeof(rule), "allow c %u:0 r", scratch_free_char_major());
 	CHECK_MSG(DEVCG(out, "replace", h.v2, "deny a", "allow c 1:3 rwm", rule) == 0, "%s", out);
 	snprintf(rule, sizeof(rule), "c 1:3 rwm\n%s", x_line("r"));
 	CHECK_STR(v1_list(&h), rule);
@@ -518,7 +507,7 @@ TEST(hybrid_a_v2_cgroup_whose_processes_are_in_two_v1_devices_cgroups_is_refused
 	CHECK_INT(devcg_cgroup_v1_cgroup(h.v2, buf, sizeof(buf), &err), -EXDEV);
 	CHECK_MSG(strstr(err.msg, h.v1) && strstr(err.msg, other), "%s", err.msg);
 	/* allow says so in one line, naming both and what to use, and changes nothing */
-	snprintf(rule, sizeof(rule), "c %u:0 rwm", fake_major());
+	snprintf(rule, sizeof(rule), "c %u:0 rwm", scratch_free_char_major());
 	CHECK_INT(DEVCG(out, "allow", h.v2, rule), 1);
 	CHECK_MSG(strstr(out, "several cgroup v1 devices cgroups") && strstr(out, "replace --v1") &&
 		  strchr(out, '\n') == out + strlen(out) - 1, "%s", out);
@@ -528,7 +517,7 @@ TEST(hybrid_a_v2_cgroup_whose_processes_are_in_two_v1_devices_cgroups_is_refused
 	devcg_state_free(st);
 	/* control: by the process, -p names one of them */
 	snprintf(buf, sizeof(buf), "%d", (int)h.pid);
-	snprintf(rule, sizeof(rule), "%u:0", fake_major());
+	snprintf(rule, sizeof(rule), "%u:0", scratch_free_char_major());
 	CHECK_INT(DEVCG(out, "check", "-p", buf, "c", rule, "r"), 1);
 	CHECK_MSG(strstr(out, h.v1), "%s", out);
 	devcg_policy_free(base);
@@ -554,7 +543,7 @@ TEST(hybrid_replace_both_puts_v1_back_when_its_own_transition_stops_half_way)
 	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), v2, sizeof(v2)));
 	/* c 1:5 is written, then c MAJ:0 is refused by the kernel */
 	snprintf(text, sizeof(text), "deny a\nallow c 1:3 rwm\nallow c 1:5 rwm\nallow c %u:0 rwm\n",
-		 fake_major());
+		 scratch_free_char_major());
 	pol = policy_of(text);
 	CHECK(devcg_replace_both(v2, child, pol, NULL, &err) == -EPERM);
 	CHECK_MSG(strstr(err.msg, "put back as it was; nothing changed on cgroup v2"), "%s", err.msg);
