@@ -1028,6 +1028,13 @@ DEVCG_API int devcg_container_updated(const struct devcg_container *c,
  * runtime removes the cgroup). 0 also when there was none. */
 DEVCG_API int devcg_container_forget(const char *id, const struct devcg_container_opts *opts,
 				     struct devcg_error *err);
+/* Synchronize: forget every container the state remembers whose ID is not among the N
+ * IDS (the runtime's containers now: those removed while the agent was away). Each under
+ * its lock, as devcg_container_forget(); files that are not state files stay. *PRUNED
+ * (may be NULL): how many were forgotten. 0 also when there is no state directory. */
+DEVCG_API int devcg_container_prune(const char *const *ids, size_t n,
+				    const struct devcg_container_opts *opts, size_t *pruned,
+				    struct devcg_error *err);
 /* For hot-plug by ID: the container's pid and cgroup as the state remembers them, checked
  * live (the pid is still in that cgroup); -ENOENT: no such container / gone. CGROUP
  * (LEN bytes) is its path through the cgroup2 mount, as every devcg call takes it. */

@@ -85,6 +85,28 @@ static int on_removed(void *ctx, const struct nri_container *c, struct nri_outco
 	return record(ctx, "removed", c, out);
 }
 
+/* after Synchronize: one call "synced", its id the IDs joined by ',' */
+static int on_synced(void *ctx, const char *const *ids, size_t n, char *msg, size_t len)
+{
+	struct fake *f = ctx;
+	struct fake_call *r;
+	size_t off = 0;
+
+	if (f->ncalls == FAKE_MAX_CALLS)
+		return -E2BIG;
+	r = &f->calls[f->ncalls++];
+	memset(r, 0, sizeof(*r));
+	copy(r->action, sizeof(r->action), "synced");
+	for (size_t i = 0; i < n && off < sizeof(r->id); i++)
+		off += (size_t)snprintf(r->id + off, sizeof(r->id) - off, "%s%s", i ? "," : "", ids[i]);
+	if (f->fail) {
+		snprintf(msg, len, "the test's prune fails");
+		return f->fail;
+	}
+	snprintf(msg, len, "forgot 1 container");
+	return 1;
+}
+
 static void *serve(void *arg)
 {
 	struct fake *f = arg;
@@ -292,7 +314,7 @@ void fake_start(struct fake *f, bool strict, bool do_register)
 	f->plugin_fd = sv[1];
 	f->next_stream = 1;
 	f->handlers = (struct nri_handlers){ .ctx = f, .start = on_start, .updated = on_updated,
-					     .removed = on_removed };
+					     .removed = on_removed, .synced = on_synced };
 	f->opts = (struct nri_plugin_opts){ .name = "devcg", .idx = "10", .strict = strict,
 					    .handlers = &f->handlers };
 	CHECK(pthread_create(&f->thread, NULL, serve, f) == 0);

@@ -198,3 +198,50 @@ UTEST(container_state_directory_is_made_0700_and_one_others_may_write_is_refused
 	CHECK_MSG(strstr(err.msg, "others may write it"), "%s", err.msg);
 	CHECK(!rmdir(dir) && !rmdir(lax));
 }
+
+UTEST(container_prune_forgets_the_states_not_named_and_keeps_the_rest)
+{
+	struct devcg_container_opts o = { .sz = sizeof(o) };
+	const char *files[] = { "a1.json", "b2.json", "c3.json", "notes.txt", ".b2.json.tmp", "a1.lock", "b2.lock" };
+	const char *keep[] = { "a1", "zz" };
+	char dir[] = "/tmp/devcg-prune-XXXXXX", path[256];
+	struct devcg_error err = { 0 };
+	size_t pruned = 99;
+
+	CHECK(mkdtemp(dir));
+	o.state_dir = dir;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+
+		CHECK(fd >= 0);
+		close(fd);
+	}
+	/* control: every state named, nothing goes */
+	const char *all[] = { "a1", "b2", "c3" };
+
+	CHECK_MSG(!devcg_container_prune(all, 3, &o, &pruned, &err), "%s", err.msg);
+	CHECK_INT(pruned, 0);
+	snprintf(path, sizeof(path), "%s/c3.json", dir);
+	CHECK(!access(path, F_OK));
+	CHECK_MSG(!devcg_container_prune(keep, 2, &o, &pruned, &err), "%s", err.msg);
+	CHECK_INT(pruned, 2);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		bool gone = !strcmp(files[i], "b2.json") || !strcmp(files[i], "c3.json") ||
+			    !strcmp(files[i], "b2.lock");
+
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		CHECK_MSG(access(path, F_OK) == (gone ? -1 : 0), "%s %s", files[i], gone ? "stayed" : "went");
+	}
+	/* no directory: nothing to forget */
+	o.state_dir = "/tmp/devcg-prune-no-such-dir";
+	CHECK_INT(devcg_container_prune(keep, 2, &o, &pruned, &err), 0);
+	CHECK_INT(pruned, 0);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/c3.lock", dir);
+	unlink(path);
+	CHECK(!rmdir(dir));
+}

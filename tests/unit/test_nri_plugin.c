@@ -122,7 +122,7 @@ TEST(nri_synchronize_starts_every_running_container_with_its_own_pod)
 	fake_start(&f, false, true);
 	CHECK_INT(fake_call_code(&f, "Synchronize", &req.base), 0);
 	shutdown_plugin(&f);
-	CHECK_INT(f.ncalls, 2);
+	CHECK_INT(f.ncalls, 3);
 	CHECK_STR(f.calls[0].action, "start");
 	CHECK_STR(f.calls[0].id, "c1");
 	CHECK_STR(f.calls[0].name, "app");
@@ -131,6 +131,11 @@ TEST(nri_synchronize_starts_every_running_container_with_its_own_pod)
 	CHECK_STR(f.calls[0].pod_uid, "uid-of-pod");
 	CHECK_STR(f.calls[0].handler, "crun");
 	CHECK_INT(f.calls[0].pid, 100);
+	/* then what is remembered of any other container goes: all three
+	 * named, the stopped one too (it still exists) */
+	CHECK_STR(f.calls[2].action, "synced");
+	CHECK_STR(f.calls[2].id, "c1,c2,c3");
+	CHECK(strstr(fake_log, "synchronize: forgot 1 container\n"));
 	CHECK_STR(f.calls[1].action, "start");
 	CHECK_STR(f.calls[1].id, "c2");
 	CHECK_STR(f.calls[1].name, "postgres");

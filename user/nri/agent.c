@@ -4,7 +4,9 @@
  * becomes a struct devcg_container; StartContainer and Synchronize install
  * its policy (devcg_container_start), PostUpdateContainer puts it back when
  * the runtime re-installed its own program (devcg_container_updated),
- * RemoveContainer forgets it (devcg_container_forget). */
+ * RemoveContainer forgets it (devcg_container_forget), and after
+ * Synchronize what is remembered of containers removed meanwhile goes
+ * (devcg_container_prune). */
 #include "nri.h"
 
 #include <devcg.h>
@@ -138,9 +140,31 @@ static int on_removed(void *ctx, const struct nri_container *c, struct nri_outco
 	return ret;
 }
 
+/* after Synchronize: forget the containers removed while the agent was
+ * away; > 0 (MSG says how many) when there were any */
+static int on_synced(void *ctx, const char *const *ids, size_t n, char *msg, size_t len)
+{
+	struct devcg_container_opts o;
+	struct devcg_error err = { 0 };
+	size_t pruned = 0;
+	int ret;
+
+	(void)ctx;
+	opts_init(&o);
+	ret = devcg_container_prune(ids, n, &o, &pruned, &err);
+	if (ret < 0) {
+		snprintf(msg, len, "%s", err.msg[0] ? err.msg : strerror(-ret));
+		return ret;
+	}
+	snprintf(msg, len, "forgot %zu container%s removed while the agent was away", pruned,
+		 pruned == 1 ? "" : "s");
+	return pruned > 0;
+}
+
 int nri_agent_handlers(struct nri_handlers *h, const struct nri_agent_opts *o)
 {
 	agent = *o;
-	*h = (struct nri_handlers){ .start = on_start, .updated = on_updated, .removed = on_removed };
+	*h = (struct nri_handlers){ .start = on_start, .updated = on_updated, .removed = on_removed,
+				    .synced = on_synced };
 	return 0;
 }

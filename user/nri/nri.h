@@ -121,6 +121,9 @@ struct nri_handlers {
 	int (*start)(void *ctx, const struct nri_container *c, struct nri_outcome *out);   /* Synchronize, StartContainer */
 	int (*updated)(void *ctx, const struct nri_container *c, struct nri_outcome *out); /* PostUpdateContainer */
 	int (*removed)(void *ctx, const struct nri_container *c, struct nri_outcome *out); /* RemoveContainer */
+	/* after Synchronize: the IDs of all the runtime's containers (running
+	 * or not); what is remembered of any other is stale. May be NULL. */
+	int (*synced)(void *ctx, const char *const *ids, size_t n, char *msg, size_t len);
 };
 
 /* ---- the plugin on one connection */

@@ -159,6 +159,25 @@ static int synchronize(struct plugin *p, uint32_t stream, const ProtobufCBinaryD
 			snprintf(msg, sizeof(msg), "%s", one);
 		}
 	}
+	/* what is remembered of containers removed while the agent was away */
+	if (p->o->handlers->synced) {
+		const char **ids = calloc(r->n_containers ? r->n_containers : 1, sizeof(*ids));
+
+		for (size_t i = 0; ids && i < r->n_containers; i++)
+			ids[i] = r->containers[i]->id;
+		ret = ids ? p->o->handlers->synced(p->o->handlers->ctx, ids, r->n_containers, one, sizeof(one))
+			  : -ENOMEM;
+		if (ret < 0) {
+			nri_log(NRI_LOG_ERR, "synchronize: %s", ids ? one : strerror(ENOMEM));
+			if (!first) {
+				first = ret;
+				snprintf(msg, sizeof(msg), "%s", ids ? one : strerror(ENOMEM));
+			}
+		} else if (ret > 0) {
+			nri_log(NRI_LOG_INFO, "synchronize: %s", one);
+		}
+		free(ids);
+	}
 	nri__pkg__api__v1alpha1__synchronize_request__free_unpacked(r, NULL);
 	return early ? sent : answer(p, stream, first, msg, &resp.base);
 }

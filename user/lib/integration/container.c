@@ -16,6 +16,7 @@
  */
 #include "integration/container.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <signal.h>
@@ -401,6 +402,67 @@ int devcg_container_forget(const char *id, const struct devcg_container_opts *op
 	ctr_dir_close(&d);
 	if (ret)
 		devcg_err_wrap(err, ret, "container %s", id);
+	return ret;
+}
+
+/* Is NAME "ID.json" with ID among IDS, or not a state file at all? */
+static bool kept_or_other(const char *name, const char *const *ids, size_t n, char *id)
+{
+	size_t len = strlen(name);
+
+	if (len <= 5 || len - 5 > CTR_ID_MAX || strcmp(name + len - 5, ".json"))
+		return true;
+	snprintf(id, CTR_ID_MAX + 1, "%.*s", (int)(len - 5), name);
+	if (ctr_id_check(id, NULL))
+		return true;
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] && !strcmp(ids[i], id))
+			return true;
+	return false;
+}
+
+int devcg_container_prune(const char *const *ids, size_t n, const struct devcg_container_opts *opts,
+			  size_t *pruned, struct devcg_error *err)
+{
+	struct ctr_dir d = { .fd = -1, .lock_fd = -1 };
+	char id[CTR_ID_MAX + 1];
+	struct dirent *e;
+	size_t count = 0;
+	int ret, fd;
+	DIR *dir;
+
+	if (pruned)
+		*pruned = 0;
+	if ((ret = CTR_OPTS_VALID(opts, err)))
+		return ret;
+	if (n && !ids)
+		return devcg_err(err, -EINVAL, "%zu container IDs but no list", n);
+	ret = ctr_dir_open(DEVCG_OPT(opts, devcg_container_opts, state_dir, NULL), false, &d, err);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret)
+		return ret;
+	fd = dup(d.fd);
+	dir = fd < 0 ? NULL : fdopendir(fd);
+	if (!dir) {
+		ret = devcg_err(err, -errno, "state directory %s: %s", d.path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		ctr_dir_close(&d);
+		return ret;
+	}
+	/* each under its own lock, as forget takes it: a start of the same
+	 * container meanwhile waits, and then writes its state anew */
+	while (!ret && (e = readdir(dir))) {
+		if (kept_or_other(e->d_name, ids, n, id))
+			continue;
+		ret = devcg_container_forget(id, opts, err);
+		count += !ret;
+	}
+	closedir(dir);
+	ctr_dir_close(&d);
+	if (pruned)
+		*pruned = count;
 	return ret;
 }
 
