@@ -623,6 +623,16 @@ DEVCG_API int devcg_reader_policy(struct devcg_reader *reader, struct devcg_poli
  * (-EPERM) the root cgroup and the caller's own cgroup.
  */
 DEVCG_API int devcg_pid_cgroup(int pid, char *buf, size_t len, struct devcg_error *err);
+/*
+ * Enter the cgroup namespace of process PID (0: process 1 of this pid
+ * namespace, the host's init in a pod with hostPID) when this process is in
+ * another: from a pod's own cgroup namespace the other containers' cgroups
+ * are "/../.." paths above it, which no cgroup2 mount's root contains.
+ * Affects the calling thread (call it before starting threads). 1: entered;
+ * 0: already there; negative errno (CAP_SYS_ADMIN and ptrace access to PID
+ * are needed).
+ */
+DEVCG_API int devcg_host_cgroupns(int pid, struct devcg_error *err);
 
 struct devcg_oci_hook_opts {
 	size_t sz;

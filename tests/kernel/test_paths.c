@@ -4,7 +4,8 @@
  * writers refuse every spelling of a root cgroup, a path too long is an
  * error and never a shorter path, the programs that run for a cgroup are
  * found by its identity (through a bind mount, from inside a cgroup
- * namespace), and a cgroup v1 directory gets advice that works.
+ * namespace), a process's cgroup is found from a pod's cgroup namespace
+ * once in the host's, and a cgroup v1 directory gets advice that works.
  *
  * Safety: the calls that must refuse a root run in a child whose seccomp
  * filter makes bpf(2) and every open for writing fail, so even a build
@@ -21,6 +22,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <stddef.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -762,6 +764,82 @@ TEST(check_from_inside_a_cgroup_namespace_finds_the_ancestor_that_denies)
 	CHECK_INT(check_urandom(child, &by), 0);
 	munmap(job, sizeof(*job));
 	devcg_policy_free(deny);
+}
+
+/*
+ * A node agent in a pod: its cgroup namespace is rooted at its own cgroup,
+ * two levels below where the containers' cgroups branch off, so their
+ * /proc/PID/cgroup paths start "/../" and the host's cgroup2 mount shows
+ * as "/../..": no mount's root contains them until the agent enters the
+ * cgroup namespace of process 1 (devcg_host_cgroupns).
+ */
+struct host_ns_job {
+	pid_t target, host; /* host: a process in the test's own namespace */
+	char path[4096];
+};
+
+static int lookup_from_a_pods_namespace(void *arg)
+{
+	struct host_ns_job *job = arg;
+	struct devcg_error err = { 0 };
+	char buf[4096];
+
+	if (unshare(CLONE_NEWCGROUP))
+		return 10;
+	/* the control: from here the container cannot be found */
+	if (devcg_pid_cgroup(job->target, buf, sizeof(buf), &err) != -ENOENT) {
+		fprintf(stderr, "in the pod's namespace: %s %s\n", err.msg, buf);
+		return 11;
+	}
+	if (devcg_host_cgroupns(job->host, &err) != 1) {
+		fprintf(stderr, "devcg_host_cgroupns: %s\n", err.msg);
+		return 12;
+	}
+	memset(&err, 0, sizeof(err));
+	if (devcg_pid_cgroup(job->target, buf, sizeof(buf), &err) || strcmp(buf, job->path)) {
+		fprintf(stderr, "in the host's namespace: %s %s\n", err.msg, buf);
+		return 13;
+	}
+	/* already there: nothing to do */
+	return devcg_host_cgroupns(job->host, &err) == 0 ? 0 : 14;
+}
+
+static int pause_forever(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return 0;
+}
+
+TEST(pid_cgroup_from_a_pods_cgroup_namespace_needs_the_hosts_and_finds_it)
+{
+	struct host_ns_job *job = mmap(NULL, sizeof(*job), PROT_READ | PROT_WRITE,
+				       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	char node[4096], pod[4096];
+
+	need_v2();
+	CHECK(job != MAP_FAILED);
+	CHECK(!scratch_cgroup_create(scratch_cgroup2_root(), node, sizeof(node)));
+	CHECK(!scratch_cgroup_create(node, pod, sizeof(pod)));
+	CHECK(!scratch_cgroup_create(node, job->path, sizeof(job->path)));
+	job->target = scratch_spawn(job->path, pause_forever, NULL);
+	CHECK(job->target > 0);
+	for (int i = 0; i < 5000; i++) {
+		char procs[64];
+
+		if (scratch_cgroup_read(job->path, "cgroup.procs", procs, sizeof(procs)) > 0 &&
+		    atoi(procs) == job->target)
+			break;
+		usleep(1000);
+	}
+	/* the test itself stands for the host's init (process 1 may be out of
+	 * reach where the suite runs) */
+	job->host = getpid();
+	CHECK_INT(scratch_run(pod, lookup_from_a_pods_namespace, job), 0);
+	kill(job->target, SIGKILL);
+	scratch_wait(job->target);
+	munmap(job, sizeof(*job));
 }
 
 /* ---- 14: a cgroup v1 directory gets advice that works ---------------------- */

@@ -34,12 +34,12 @@ work=$dir/systemd-root
 if [ "$guest" = k8s-node ]; then
 	work=$dir/k8s-root
 	# Debian 13: containerd 1.7 (CRI, NRI, CDI), runc, crun, systemd 257;
-	# python3-grpcio for the CRI client, python3-grpc-tools to generate its
-	# stubs (purged from the image afterwards); no podman. Nothing to
-	# purge: trixie's root is merged without usrmerge and has no perl
-	# beyond perl-base.
+	# python3-grpcio for the CRI client (python3-yaml: its daemonset
+	# command), python3-grpc-tools to generate its stubs (purged from the
+	# image afterwards); no podman. Nothing to purge: trixie's root is
+	# merged without usrmerge and has no perl beyond perl-base.
 	export VMTEST_SUITE=${VMTEST_K8S_SUITE:-trixie} VMTEST_ROOT_NAME=debian-${VMTEST_K8S_SUITE:-trixie}-root VMTEST_ROOT_PURGE=
-	export VMTEST_ROOT_BASE="systemd-sysv dbus containerd runc crun busybox-static bpftool python3-grpcio python3-grpc-tools"
+	export VMTEST_ROOT_BASE="systemd-sysv dbus containerd runc crun busybox-static bpftool python3-grpcio python3-grpc-tools python3-yaml"
 fi
 
 debs=$(ls "$build"/deb/libdevcg[0-9]*_*.deb "$build"/deb/devcg_*.deb 2>/dev/null) || {

@@ -81,6 +81,10 @@ int main(int argc, char **argv)
 
 	/* the verbs say what getopt_long() refuses, once (cli_bad_option()) */
 	opterr = 0;
+	/* run in a pod with hostPID (kubectl exec into the node agent's):
+	 * the host's cgroup namespace, where the containers' cgroups are
+	 * found; nothing changes elsewhere, and a refusal leaves this one */
+	devcg_host_cgroupns(0, NULL);
 
 	/* one place that sees every verb's output through */
 	return cli_finish_stdout(&cli, run(&cli, argc, argv));

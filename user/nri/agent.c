@@ -163,7 +163,19 @@ static int on_synced(void *ctx, const char *const *ids, size_t n, char *msg, siz
 
 int nri_agent_handlers(struct nri_handlers *h, const struct nri_agent_opts *o)
 {
+	struct devcg_error err = { 0 };
+	int ret;
+
 	agent = *o;
+	/* a pod (the DaemonSet) has a cgroup namespace of its own, from which
+	 * the containers' cgroups cannot be found: the host's, with hostPID */
+	ret = devcg_host_cgroupns(0, &err);
+	if (ret > 0)
+		nri_log(NRI_LOG_INFO, "entered the cgroup namespace of process 1 (this one hid the "
+			"containers' cgroups)");
+	else if (ret < 0)
+		nri_log(NRI_LOG_WARNING, "%s: only containers below this process's cgroup namespace can be "
+			"handled", err.msg);
 	*h = (struct nri_handlers){ .start = on_start, .updated = on_updated, .removed = on_removed,
 				    .synced = on_synced };
 	return 0;

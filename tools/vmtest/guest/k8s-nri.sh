@@ -11,9 +11,10 @@
 # it the update is done (PostUpdateContainer), so the reader may see EPERM
 # in between ("mixed") but never after ("revokes" fails).
 # Then: the agent killed with SIGKILL and restarted by systemd; stopped,
-# a pod started without it, and taken over at its Synchronize when it
-# starts again; K8S_NRI_PODS pods made and removed in parallel, with
-# nothing of them left behind.
+# a pod removed and one started without it, the one taken over and the
+# other forgotten at its Synchronize when it starts again; K8S_NRI_PODS
+# pods made and removed in parallel, with nothing of them left behind; the
+# agent run as its DaemonSet's pod (below).
 
 # (make vmtest's counts keep CI's time; k8s-node-100.sh runs the issue's:
 # 100 reloads and 100 pods with the agent too)
@@ -39,14 +40,22 @@ one_devcg_program() { # "ID:OWNER ..."
 # judge() first waits (60 s at most) until every running pod's cgroup has
 # devcg's program again: the agent acts on PostUpdateContainer after the
 # runtime's update returned, one container after the other
+# wait_devcg_program POD: until its cgroup has devcg's program alone (60 s
+# at most); OWN is what is on it then
+wait_devcg_program() {
+	local i
+	for i in $(seq 120); do
+		own=$(programs_on "/sys/fs/cgroup${CG[$1]}")
+		one_devcg_program "$own" && return 0
+		sleep 0.5
+	done
+	return 1
+}
 settle_agent() {
-	local p i
+	local p
 	for p in "${PODS[@]}"; do
 		[ -z "${OUT[$p]:-}" ] && [ -n "${PID[$p]:-}" ] || continue
-		for i in $(seq 120); do
-			one_devcg_program "$(programs_on "/sys/fs/cgroup${CG[$p]}")" && break
-			sleep 0.5
-		done
+		wait_devcg_program "$p"
 	done
 }
 # how many times the agent has registered with containerd (its log)
@@ -148,9 +157,13 @@ else
 fi
 
 # ---- the agent stopped: pods still start; Synchronize takes them over ------
+# The pod is removed while the agent is away: its state stays until the
+# agent's next Synchronize, which forgets it.
 p=cdi-crun
-stop_pod "$p"
 if systemctl stop devcg-nri; then
+	gone_ctr=${CTR[$p]:-}
+	stop_pod "$p"
+	if [ -n "$gone_ctr" ] && [ -e "$NRI_STATE/$gone_ctr.json" ]; then stale=1; else stale=; fi
 	if start_pod "$p" && [ "${START_STATE[$p]}" = opens ]; then
 		pass agent_stopped_pods_still_start
 		own=$(programs_on "/sys/fs/cgroup${CG[$p]}")
@@ -164,11 +177,7 @@ if systemctl stop devcg-nri; then
 		s0=$(snapshot "$p")
 		systemctl start devcg-nri
 		wait_registered "$n0" || fail agent_registers_again "$(agent_log)"
-		for i in $(seq 120); do
-			own=$(programs_on "/sys/fs/cgroup${CG[$p]}")
-			one_devcg_program "$own" && break
-			sleep 0.5
-		done
+		wait_devcg_program "$p"
 		wait_gens "$p" 3
 		s1=$(snapshot "$p")
 		if ! one_devcg_program "$own"; then
@@ -177,6 +186,19 @@ if systemctl stop devcg-nri; then
 			fail agent_synchronize_takes_over_running_pod "the reader: $(window "$s0" "$s1" "$GPU")"
 		else
 			pass agent_synchronize_takes_over_running_pod
+		fi
+		# the control: the state was there while the agent was away; the
+		# agent forgets it after Synchronize's containers (60 s at most)
+		for i in $(seq 120); do
+			[ -e "$NRI_STATE/$gone_ctr.json" ] || break
+			sleep 0.5
+		done
+		if [ -z "$stale" ]; then
+			fail agent_synchronize_forgets_pods_removed_meanwhile "no state of ${gone_ctr:0:12} while the agent was away"
+		elif [ -e "$NRI_STATE/$gone_ctr.json" ]; then
+			fail agent_synchronize_forgets_pods_removed_meanwhile "$NRI_STATE/$gone_ctr.json is still there: $(agent_log)"
+		else
+			pass agent_synchronize_forgets_pods_removed_meanwhile
 		fi
 	else
 		fail agent_stopped_pods_still_start "$p: ${START_STATE[$p]:-did not start}"
@@ -239,6 +261,75 @@ if out=$(cri many "$K8S_NRI_PODS" runc,crun -- /bin/sleep 100000 2>&1); then
 else
 	fail "agent_installs_devcg_on_${K8S_NRI_PODS}_pods_started_at_once" "devcg-cri many: $out"
 fi
+
+# ---- the agent as its DaemonSet runs it: the image's entrypoint in a pod ---
+# deploy/kubernetes/devcg-nri.yaml, run by devcg-cri daemonset as kubelet
+# would run its pod: not privileged, the manifest's capabilities, hostPID,
+# the host paths; its cgroup namespace its own, as for every pod on cgroup
+# v2, where /proc/PID/cgroup shows the containers as "/../..." paths: the
+# agent enters the host's (devcg_host_cgroupns). The service is stopped
+# meanwhile (one agent a node). A hot-plug by container
+# ID through the pod's state (/run/devcg, a host path), then an update on
+# crun: the agent in the pod puts devcg's policy back. The control: after
+# the pod is gone, a pod starts with crun's program only.
+t0=$SECONDS
+ds_log=
+if ! systemctl stop devcg-nri; then
+	fail agent_image_entrypoint_registers_with_containerd "systemctl stop devcg-nri failed"
+elif ! out=$(ctr -n k8s.io images import --snapshotter native --platform linux/amd64 \
+	"$DEVCG_VMTEST_LIB/images/devcg-nri.tar" 2>&1); then
+	fail agent_image_entrypoint_registers_with_containerd "ctr images import devcg-nri.tar: $out"
+elif ! out=$(cri daemonset "$DEVCG_VMTEST_LIB/devcg-nri.yaml" 2>&1); then
+	fail agent_image_entrypoint_registers_with_containerd "devcg-cri daemonset: $out"
+else
+	read -r ds_pod ds_ctr ds_pid ds_log <<<"$out"
+	info "the DaemonSet's pod ${ds_pod:0:12}: container ${ds_ctr:0:12} pid $ds_pid, cgroup $(sed -n 's/^0:://p' "/proc/$ds_pid/cgroup")"
+	for i in $(seq 120); do
+		grep -q registered "$ds_log" 2>/dev/null && break
+		sleep 0.5
+	done
+	if grep -q registered "$ds_log" 2>/dev/null; then
+		pass agent_image_entrypoint_registers_with_containerd
+		p=attach-crun
+		stop_pod "$p"
+		if start_pod "$p" && [ "${START_STATE[$p]}" = opens ]; then
+			pass agent_daemonset_pod_gpu_opens_after_attach_by_container_id
+		else
+			fail agent_daemonset_pod_gpu_opens_after_attach_by_container_id "$p: ${START_STATE[$p]:-did not start}"
+		fi
+		if [ -n "${PID[$p]:-}" ]; then
+			cri update "${CTR[$p]}" 2 >/dev/null 2>&1 || fail agent_daemonset_update_runs "devcg-cri update failed"
+			wait_devcg_program "$p"
+			s0=$(snapshot "$p")
+			wait_gens "$p" 3
+			s1=$(snapshot "$p")
+			if ! one_devcg_program "$own"; then
+				fail agent_daemonset_puts_devcg_back_after_crun_update "programs on ${CG[$p]}: $own"
+			elif [ "$(delta "$s0" "$s1" "$GPU" EPERM)" != 0 ] || [ "$(delta "$s0" "$s1" "$GPU" ENXIO)" = 0 ]; then
+				fail agent_daemonset_puts_devcg_back_after_crun_update "the reader: $(window "$s0" "$s1" "$GPU")"
+			else
+				pass agent_daemonset_puts_devcg_back_after_crun_update
+			fi
+		fi
+	else
+		fail agent_image_entrypoint_registers_with_containerd "no registration in 60 s: $(tail -n 5 "$ds_log" 2>&1 | tr '\n' ' ')"
+	fi
+	[ -f "$ds_log" ] && sed 's/^/# devcg-nri pod: /' "$ds_log" | tail -n 40
+	cri rm "$ds_pod" >/dev/null 2>&1 || fail agent_daemonset_pod_removed "devcg-cri rm ${ds_pod:0:12} failed"
+	# the control: no agent now, a new pod keeps crun's own program
+	p=cdi-crun
+	stop_pod "$p"
+	if start_pod "$p"; then
+		own=$(programs_on "/sys/fs/cgroup${CG[$p]}")
+		if grep -q ':crun$' <<<"$(tr ' ' '\n' <<<"$own")" && ! grep -q ':devcg' <<<"$own"; then
+			pass agent_daemonset_removed_pod_keeps_the_runtimes_program
+		else
+			fail agent_daemonset_removed_pod_keeps_the_runtimes_program "programs on ${CG[$p]}: $own"
+		fi
+	fi
+fi
+systemctl start devcg-nri
+info "the DaemonSet's agent: $((SECONDS - t0))s"
 
 info "TABLE-AGENT | operation | $(printf '%s | ' "${PODS[@]}")"
 row="| at start |"

@@ -32,6 +32,19 @@ api_pb2_grpc.py beside this file.
                                      devices), eight started at once:
                                      "POD CONTAINER PID" for each
   devcg-cri rmmany POD[,POD...]      rm of each, eight at once
+  devcg-cri daemonset MANIFEST       the first DaemonSet of the YAML file
+                                     MANIFEST on this node, as kubelet
+                                     would run its pod: its image (never
+                                     pulled), command, hostPID, hostPath
+                                     volumes and their mounts (readOnly),
+                                     and its container's securityContext
+                                     (privileged, runAsUser, capabilities,
+                                     readOnlyRootFilesystem,
+                                     allowPrivilegeEscalation, seccomp and
+                                     AppArmor "Unconfined"); the host's
+                                     network, as every pod here (the guest
+                                     has no CNI). Prints "POD CONTAINER PID
+                                     LOG", LOG the container's log file
   devcg-cri shell                    the commands above, one a line from
                                      standard input (words split as by the
                                      shell), each answered by its output
@@ -169,6 +182,53 @@ def cmd_many(args):
         print(*pod)
 
 
+def cmd_daemonset(args):
+    import yaml  # python3-yaml, in the k8s-node guest's root
+    with open(args[0]) as f:
+        ds = next(d for d in yaml.safe_load_all(f) if d and d.get("kind") == "DaemonSet")
+    spec = ds["spec"]["template"]["spec"]
+    c = spec["containers"][0]
+    sc = c.get("securityContext", {})
+    caps = sc.get("capabilities", {})
+    paths = {v["name"]: v["hostPath"]["path"] for v in spec.get("volumes", []) if "hostPath" in v}
+    mounts = [cri.Mount(host_path=paths[m["name"]], container_path=m["mountPath"],
+                        readonly=bool(m.get("readOnly")))
+              for m in c.get("volumeMounts", [])]
+    unconfined = cri.SecurityProfile(profile_type=cri.SecurityProfile.Unconfined)
+    pid = cri.NODE if spec.get("hostPID") else cri.CONTAINER
+    ns = cri.NamespaceOption(network=cri.NODE, pid=pid)
+    name, uid = c["name"], str(uuid.uuid4())
+    pcfg = pod_config(name, uid)
+    pcfg.linux.security_context.namespace_options.CopyFrom(ns)
+    rt = stub()
+    pod = rt.RunPodSandbox(cri.RunPodSandboxRequest(config=pcfg), timeout=TIMEOUT).pod_sandbox_id
+    sec = cri.LinuxContainerSecurityContext(
+        namespace_options=ns, privileged=bool(sc.get("privileged")),
+        capabilities=cri.Capability(add_capabilities=caps.get("add", []),
+                                    drop_capabilities=caps.get("drop", [])),
+        readonly_rootfs=bool(sc.get("readOnlyRootFilesystem")),
+        no_new_privs=sc.get("allowPrivilegeEscalation") is False)
+    if "runAsUser" in sc:
+        sec.run_as_user.SetInParent()  # present even when 0
+        sec.run_as_user.value = sc["runAsUser"]
+    if sc.get("seccompProfile", {}).get("type") == "Unconfined":
+        sec.seccomp.CopyFrom(unconfined)
+    ann = ds["spec"]["template"].get("metadata", {}).get("annotations", {})
+    if ann.get("container.apparmor.security.beta.kubernetes.io/" + name) == "unconfined":
+        sec.apparmor.CopyFrom(unconfined)
+    ccfg = cri.ContainerConfig(
+        metadata=cri.ContainerMetadata(name=name, attempt=0),
+        image=cri.ImageSpec(image=c["image"]),
+        command=c.get("command", []), args=c.get("args", []),
+        mounts=mounts, log_path="%s.log" % name,
+        linux=cri.LinuxContainerConfig(security_context=sec))
+    ctr = rt.CreateContainer(cri.CreateContainerRequest(pod_sandbox_id=pod, config=ccfg,
+                                                        sandbox_config=pcfg), timeout=TIMEOUT).container_id
+    rt.StartContainer(cri.StartContainerRequest(container_id=ctr), timeout=TIMEOUT)
+    _, pid = container_status(rt, ctr)
+    print(pod, ctr, pid, "%s/%s.log" % (pcfg.log_directory, name))
+
+
 def cmd_rmmany(args):
     rt = stub()
     in_parallel(lambda pod: remove_pod(rt, pod), args[0].split(","))
@@ -238,7 +298,7 @@ def remove_pod(rt, pod):
 
 CMDS = {"run": (cmd_run, 3), "update": (cmd_update, 2), "exec": (cmd_exec, 2),
         "status": (cmd_status, 1), "ls": (cmd_ls, 0), "rm": (cmd_rm, 1),
-        "many": (cmd_many, 4), "rmmany": (cmd_rmmany, 1)}
+        "many": (cmd_many, 4), "rmmany": (cmd_rmmany, 1), "daemonset": (cmd_daemonset, 1)}
 
 
 def dispatch(argv):

@@ -64,6 +64,11 @@ cp "$dir/devcg-errno-reader" "$img/workload/bin/reader"
 "$k8sdir/mkoci.sh" "$lib/images/pause.tar" localhost/devcg/pause:1 "$img/pause" /bin/sleep infinity
 "$k8sdir/mkoci.sh" "$lib/images/workload.tar" localhost/devcg/workload:1 "$img/workload" /bin/sh
 rm -rf "$img"
+# the node agent's image (make image's, tools/image.sh) and its DaemonSet
+# manifest: the agent part (k8s-nri.sh) runs the agent as that pod too
+version=$(dpkg-deb -f "$(ls "$build"/deb/devcg_*.deb | head -n1)" Version)
+"$here/../image.sh" "$build" "${version%-*}" "$lib/images/devcg-nri.tar" >/dev/null
+install -m 0644 "$here/../../deploy/kubernetes/devcg-nri.yaml" "$lib/devcg-nri.yaml"
 
 # systemd 257 runs more generators than 252 on every daemon-reload; none
 # has anything to generate here: all are masked

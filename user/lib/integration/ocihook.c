@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,6 +115,31 @@ int devcg_pid_cgroup(int pid, char *buf, size_t len, struct devcg_error *err)
 				 "process %d is in this process's own cgroup %s: devcg does not attach a "
 				 "program there", pid, path);
 	return through_mount(path, pid, buf, len, err);
+}
+
+int devcg_host_cgroupns(int pid, struct devcg_error *err)
+{
+	char file[64];
+	struct stat own, host;
+	int fd, ret = 0;
+
+	if (pid < 0)
+		return devcg_err(err, -EINVAL, "pid %d: not a process", pid);
+	/* 0: pid 1 of this pid namespace, the host's init with hostPID */
+	snprintf(file, sizeof(file), "/proc/%d/ns/cgroup", pid ? pid : 1);
+	if (stat("/proc/self/ns/cgroup", &own) || stat(file, &host))
+		return devcg_err(err, -errno, "cannot read the cgroup namespaces of this process and of "
+				 "process %d: %s", pid ? pid : 1, strerror(errno));
+	if (own.st_dev == host.st_dev && own.st_ino == host.st_ino)
+		return 0;
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return devcg_err(err, -errno, "cannot open %s: %s", file, strerror(errno));
+	if (setns(fd, CLONE_NEWCGROUP))
+		ret = devcg_err(err, -errno, "cannot enter the cgroup namespace of process %d: %s%s",
+				pid ? pid : 1, strerror(errno), errno == EPERM ? " (CAP_SYS_ADMIN is needed)" : "");
+	close(fd);
+	return ret ? ret : 1;
 }
 
 /* The runtime that runs this hook: the parent process, by its name. */
