@@ -159,7 +159,7 @@ start=$(date +%s)
 elapsed() { echo "$(($(date +%s) - start))s"; }
 
 echo "vmtest: booting the $guest guest, Linux $release under qemu (TCG, 2 vCPUs, ${mem%G} GiB, cgroup $cgroup, at most ${limit}s)${script:+, running $script}; console in $log" >&4
-fifo=$dir/console-$guest.fifo
+fifo=$dir/console.fifo
 rm -f "$fifo"
 mkfifo "$fifo" || exit 1
 # stdin is not the terminal: qemu neither reads it nor changes its mode.

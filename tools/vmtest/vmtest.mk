@@ -1,7 +1,6 @@
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # `make vmtest`: the project on Debian's own cloud kernel (Linux 6.1) under
-# qemu with TCG, in four guests (the k8s-node guest beside the three others,
-# which run one after the other):
+# qemu with TCG, in four guests, one after the other:
 #   busybox     the privileged kernel suite (build/tests/kernel) from a
 #               busybox initramfs, on pure cgroup v2
 #   systemd-v2  Debian 12 (mmdebstrap, cached by package list) with systemd
@@ -23,7 +22,6 @@
 #                                        matching the globs
 #   make vmtest VMTEST_CGROUP=hybrid     busybox: v1 devices and freezer
 #                                        mounted too (default v2)
-#   VMTEST_LANES=1 make vmtest           the four guests one after the other
 #   VMTEST_TIMEOUT=400 make vmtest       qemu's time limit per guest
 #                                        (default 1500 s busybox, 1200 s systemd,
 #                                        1800 s k8s-node)
@@ -60,9 +58,8 @@ SCRIPT       ?=
 vmtest-deps:
 	$(Q)tools/deps.sh vmtest
 
-# the guests (tools/vmtest/vmtest.sh): the k8s-node guest's image first,
-# then that guest beside the others; the systemd guests' image is built
-# after the busybox guest has run
+# the guests one after the other (tools/vmtest/vmtest.sh); the systemd
+# guests' image is built after the busybox guest has run
 vmtest: vmtest-deps
 	$(Q)$(MAKE) --no-print-directory $(VMTEST_BINS) vmtest-kernel \
 		$(if $(filter k8s-node,$(VMTEST_GUESTS)),vmtest-k8s-kernel) \

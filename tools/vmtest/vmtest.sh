@@ -1,8 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
-# make vmtest: run the guests, each judged by run.sh, and end with the sum
-# of their "N passed, N failed, N skipped" lines. The k8s-node guest runs
-# beside the others (two lanes, below; VMTEST_LANES=1: one after the other).
+# make vmtest: run the guests one after the other, each judged by run.sh,
+# and end with the sum of their "N passed, N failed, N skipped" lines.
 #   busybox      the kernel suite (GLOBs select its tests)
 #   systemd-v2   tools/vmtest/guest/systemd-v2.sh in Debian 12 with systemd
 #   systemd-v1   tools/vmtest/guest/systemd-v1.sh, systemd.unified_cgroup_
@@ -60,11 +59,8 @@ add() { # GUEST SECONDS "N passed, N failed, N skipped"
   $1: $3 passed, $5 failed, $7 skipped (${2}s)$note"
 }
 
-# one guest: built (its image), booted, judged; its figures go to
-# DIR/result-GUEST: "SECONDS STATUS N passed, N failed, N skipped", then
-# the note on the next line
-one_guest() { # GUEST
-	guest=$1 t0=$(date +%s) note= status=0
+for guest in $guests; do
+	t0=$(date +%s) note=
 	echo "== vmtest: $guest guest ($((t0 - start))s since the start)"
 	case $guest in
 	busybox)
@@ -94,7 +90,14 @@ one_guest() { # GUEST
 		fi
 		;;
 	k8s-node)
-		# its image is built before the guests start (k8s_image)
+		if [ -n "${VMTEST_NO_BUILD:-}" ]; then
+			k8s_image=ok
+		elif ${MAKE:-make} --no-print-directory vmtest-k8s-image; then
+			k8s_image=ok
+		else
+			echo "vmtest: the k8s-node guest's image could not be built (see above)"
+			k8s_image=failed
+		fi
 		if [ "$k8s_image" = failed ]; then
 			status=1
 			out="0 passed, 1 failed, 0 skipped"
@@ -114,54 +117,7 @@ one_guest() { # GUEST
 	esac
 	summary=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' | tail -n1)
 	[ -n "$summary" ] || { summary="0 passed, 1 failed, 0 skipped"; status=1; }
-	printf '%s %s %s\n%s\n' $(($(date +%s) - t0)) "$status" "$summary" "$note" > "$dir/result-$guest"
-}
-
-# the k8s-node guest's image first: building it and the systemd guests'
-# image both run `make deb`, which must not run twice at once
-k8s= others=
-for guest in $guests; do
-	case $guest in
-	k8s-node) k8s=1 ;;
-	*) others="$others $guest" ;;
-	esac
-	rm -f "$dir/result-$guest"
-done
-if [ -n "$k8s" ]; then
-	if [ -n "${VMTEST_NO_BUILD:-}" ]; then
-		k8s_image=ok
-	elif ${MAKE:-make} --no-print-directory vmtest-k8s-image; then
-		k8s_image=ok
-	else
-		echo "vmtest: the k8s-node guest's image could not be built (see above)"
-		k8s_image=failed
-	fi
-fi
-
-# Two lanes: the k8s-node guest beside the others, which run one after the
-# other. The host has two CPUs and no guest keeps both busy all the time
-# (the systemd guests' checks mostly wait on timed workloads); the k8s-node
-# guest's lines come prefixed with "k8s-node| ". VMTEST_LANES=1: all one
-# after the other.
-lane_pid=
-if [ -n "$k8s" ] && [ -n "$others" ] && [ "${VMTEST_LANES:-2}" != 1 ]; then
-	echo "== vmtest: the k8s-node guest runs beside${others}; its lines are prefixed"
-	{ one_guest k8s-node 2>&1 | sed -u 's/^/k8s-node| /'; } &
-	lane_pid=$!
-	for guest in $others; do one_guest "$guest"; done
-	wait $lane_pid
-else
-	for guest in $guests; do one_guest "$guest"; done
-fi
-for guest in $guests; do
-	if [ -f "$dir/result-$guest" ]; then
-		{ read -r secs st summary; IFS= read -r note; } < "$dir/result-$guest"
-		rm -f "$dir/result-$guest"
-	else
-		secs=0 st=1 summary="0 passed, 1 failed, 0 skipped" note=" (no result)"
-	fi
-	[ "$st" = 0 ] || status=1
-	add "$guest" "$secs" "$summary"
+	add "$guest" $(($(date +%s) - t0)) "$summary"
 done
 
 echo "== vmtest: $(echo $guests | wc -w) guests in $(($(date +%s) - start))s$report"
