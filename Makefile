@@ -196,8 +196,10 @@ fuzz: $(BUILD)/fuzz-parse
 unit-test: $(BUILD)/tests/unit $(BUILD)/asan/unit $(BUILD)/devcg $(if $(NRI_AGENT),$(BUILD)/devcg-nri)
 kernel-test: $(BUILD)/tests/kernel $(BUILD)/devcg $(BUILD)/devcg-reader
 
+# (unit-test and kernel-test only build: in parallel; the tests themselves
+# run one at a time, in run-tests.sh)
 test: deps
-	$(Q)$(MAKE) --no-print-directory unit-test kernel-test
+	$(Q)$(MAKE) --no-print-directory -j$(shell nproc) unit-test kernel-test
 	$(Q)tools/run-tests.sh $(BUILD)
 
 # Every link and repository path in the documentation resolves (also part of
