@@ -135,7 +135,7 @@ TEST(nri_synchronize_starts_every_running_container_with_its_own_pod)
 	 * named, the stopped one too (it still exists) */
 	CHECK_STR(f.calls[2].action, "synced");
 	CHECK_STR(f.calls[2].id, "c1,c2,c3");
-	CHECK(strstr(fake_log, "synchronize: forgot 1 container\n"));
+	CHECK(strstr(fake_log, "synchronize: forgot 1 container\nsynchronize: done\n"));
 	CHECK_STR(f.calls[1].action, "start");
 	CHECK_STR(f.calls[1].id, "c2");
 	CHECK_STR(f.calls[1].name, "postgres");

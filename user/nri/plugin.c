@@ -178,6 +178,9 @@ static int synchronize(struct plugin *p, uint32_t stream, const ProtobufCBinaryD
 		}
 		free(ids);
 	}
+	/* the runtime's requests wait until here: one that came meanwhile may
+	 * have been given up (containerd waits 2 s) */
+	nri_log(NRI_LOG_INFO, "synchronize: done%s", first ? ", with errors (above)" : "");
 	nri__pkg__api__v1alpha1__synchronize_request__free_unpacked(r, NULL);
 	return early ? sent : answer(p, stream, first, msg, &resp.base);
 }

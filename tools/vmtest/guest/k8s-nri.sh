@@ -284,11 +284,14 @@ elif ! out=$(cri daemonset "$DEVCG_VMTEST_LIB/devcg-nri.yaml" 2>&1); then
 else
 	read -r ds_pod ds_ctr ds_pid ds_log <<<"$out"
 	info "the DaemonSet's pod ${ds_pod:0:12}: container ${ds_ctr:0:12} pid $ds_pid, cgroup $(sed -n 's/^0:://p' "/proc/$ds_pid/cgroup")"
-	for i in $(seq 120); do
-		grep -q registered "$ds_log" 2>/dev/null && break
+	# registered, and done with Synchronize: until then the agent reads no
+	# request, and containerd gives up one that waits 2 s (a pod started
+	# meanwhile is left to the next Synchronize)
+	for i in $(seq 240); do
+		grep -q 'synchronize: done' "$ds_log" 2>/dev/null && break
 		sleep 0.5
 	done
-	if grep -q registered "$ds_log" 2>/dev/null; then
+	if grep -q registered "$ds_log" 2>/dev/null && grep -q 'synchronize: done' "$ds_log"; then
 		pass agent_image_entrypoint_registers_with_containerd
 		p=attach-crun
 		stop_pod "$p"
@@ -312,7 +315,7 @@ else
 			fi
 		fi
 	else
-		fail agent_image_entrypoint_registers_with_containerd "no registration in 60 s: $(tail -n 5 "$ds_log" 2>&1 | tr '\n' ' ')"
+		fail agent_image_entrypoint_registers_with_containerd "no registration and Synchronize in 120 s: $(tail -n 5 "$ds_log" 2>&1 | tr '\n' ' ')"
 	fi
 	[ -f "$ds_log" ] && sed 's/^/# devcg-nri pod: /' "$ds_log" | tail -n 40
 	cri rm "$ds_pod" >/dev/null 2>&1 || fail agent_daemonset_pod_removed "devcg-cri rm ${ds_pod:0:12} failed"
