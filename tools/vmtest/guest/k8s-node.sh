@@ -556,8 +556,8 @@ for op in "${OPS[@]}"; do
 done
 
 # ---- the same with devcg's node agent (K8S_AGENT=1; k8s-node-agent.sh) -----
-# (not in make vmtest: it takes 8-9 minutes more, and CI's whole run is at
-# 44 of its 45 minutes without it; beside the other guests, on this
+# (not in make vmtest: it takes 8-9 minutes more, and CI's whole run takes
+# 42-44 of its 45 minutes without it; beside the other guests, on this
 # 2-CPU machine, this guest ran into its 30-minute limit)
 [ "${K8S_AGENT:-0}" = 0 ] || . "$DEVCG_VMTEST_LIB/k8s-nri.sh"
 

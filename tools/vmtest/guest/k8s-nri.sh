@@ -37,9 +37,6 @@ one_devcg_program() { # "ID:OWNER ..."
 	[ "$(tr ' ' '\n' <<<"$1" | grep -c ':devcg$')" = 1 ] &&
 		! tr ' ' '\n' <<<"$1" | grep -qv ':devcg$\|:systemd$\|^$'
 }
-# judge() first waits (60 s at most) until every running pod's cgroup has
-# devcg's program again: the agent acts on PostUpdateContainer after the
-# runtime's update returned, one container after the other
 # wait_devcg_program POD: until its cgroup has devcg's program alone (60 s
 # at most); OWN is what is on it then
 wait_devcg_program() {
@@ -51,6 +48,9 @@ wait_devcg_program() {
 	done
 	return 1
 }
+# judge() first waits (60 s at most) until every running pod's cgroup has
+# devcg's program again: the agent acts on PostUpdateContainer after the
+# runtime's update returned, one container after the other
 settle_agent() {
 	local p
 	for p in "${PODS[@]}"; do

@@ -138,11 +138,16 @@ def run_pod(rt, name, handler, cdi, ann, mounts, devices, argv):
             resources=cri.LinuxContainerResources(cpu_shares=1024),
             security_context=cri.LinuxContainerSecurityContext(
                 namespace_options=cri.NamespaceOption(network=cri.NODE))))
+    return (pod,) + create_start(rt, pod, pcfg, ccfg)
+
+
+def create_start(rt, pod, pcfg, ccfg):
+    """CreateContainer of CCFG in POD, StartContainer: (CONTAINER, PID)."""
     ctr = rt.CreateContainer(cri.CreateContainerRequest(pod_sandbox_id=pod, config=ccfg,
                                                         sandbox_config=pcfg), timeout=TIMEOUT).container_id
     rt.StartContainer(cri.StartContainerRequest(container_id=ctr), timeout=TIMEOUT)
     _, pid = container_status(rt, ctr)
-    return pod, ctr, pid
+    return ctr, pid
 
 
 def in_parallel(fn, items, width=8):
@@ -222,10 +227,7 @@ def cmd_daemonset(args):
         command=c.get("command", []), args=c.get("args", []),
         mounts=mounts, log_path="%s.log" % name,
         linux=cri.LinuxContainerConfig(security_context=sec))
-    ctr = rt.CreateContainer(cri.CreateContainerRequest(pod_sandbox_id=pod, config=ccfg,
-                                                        sandbox_config=pcfg), timeout=TIMEOUT).container_id
-    rt.StartContainer(cri.StartContainerRequest(container_id=ctr), timeout=TIMEOUT)
-    _, pid = container_status(rt, ctr)
+    ctr, pid = create_start(rt, pod, pcfg, ccfg)
     print(pod, ctr, pid, "%s/%s.log" % (pcfg.log_directory, name))
 
 
