@@ -195,6 +195,9 @@ fuzz: $(BUILD)/fuzz-parse
 
 unit-test: $(BUILD)/tests/unit $(BUILD)/asan/unit $(BUILD)/devcg $(if $(NRI_AGENT),$(BUILD)/devcg-nri)
 kernel-test: $(BUILD)/tests/kernel $(BUILD)/devcg $(BUILD)/devcg-reader
+# the bench is built by make test too (not run): it shares tests/scratch.c,
+# and a change there must not leave make bench unbuildable
+unit-test: $(BUILD)/bench/bench
 
 # (unit-test and kernel-test only build: in parallel; the tests themselves
 # run one at a time, in run-tests.sh)

@@ -72,6 +72,19 @@ void test_fail(const char *file, int line, const char *fmt, ...)
 	exit(1);
 }
 
+/* ... and skips one through this: a bench cannot skip a row, it ends */
+void test_skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "bench: cannot run: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
 static const int sizes[] = { 10, 100, 1000, 10000 };
 #define NSIZES 4
 
