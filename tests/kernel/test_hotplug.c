@@ -1097,43 +1097,58 @@ static int children_but(pid_t skip, pid_t *v, int max)
 	return n;
 }
 
-/* Detach's scanner of open files is made before the nodes step (by the
- * process in the container's mount namespace) and told to scan only after
- * the swap; a detach that fails before lets it end without scanning. The
- * test is the subreaper, so the scanner, a grandchild, becomes its child:
- * it must end (60 s bound, a hang's). */
-TEST(hotplug_detach_that_fails_lets_its_scanner_of_open_files_end)
+/* The scanner's end, when the test is the subreaper (V, N: the processes
+ * left): each must end (60 s bound, a hang's) with status 0. */
+static void scanners_end(const pid_t *v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		int pfd = (int)syscall(SYS_pidfd_open, v[i], 0);
+		struct pollfd pf = { .fd = pfd, .events = POLLIN };
+
+		CHECK(pfd >= 0);
+		CHECK_MSG(poll(&pf, 1, 60000) == 1, "the scanner %d did not end", (int)v[i]);
+		CHECK_INT(scratch_wait(v[i]), 0);
+		close(pfd);
+	}
+}
+
+/* Detach's scanner of open files is forked by the process in the
+ * container's mount namespace only after the permission swap (a fork
+ * write-protects the caller's memory while it lives): a detach that fails
+ * at the swap makes none. The scanner of a detach that succeeds ends, and
+ * is no child of the caller's (a long-lived caller would have to reap it):
+ * as the subreaper the test gets it (the control that one was made);
+ * without, it has none. */
+TEST(hotplug_detach_forks_its_scanner_after_the_swap_and_leaves_the_caller_no_child)
 {
 	static const struct dev d = { "fakegpu0", "fakegpu0" };
 	DEVCG_OPTS(devcg_hotplug_opts, o);
 	struct devcg_hotplug_result *r = NULL;
 	struct devcg_error err;
 	pid_t left[8];
-	int n, i;
 	struct pc p;
 
 	pc_start(&p, false, BASE);
 	devcg_hotplug_result_free(ok(true, &p, &d, 1, NULL));
 	CHECK(!prctl(PR_SET_CHILD_SUBREAPER, 1));
-	/* the control: before the detach, no child but the container */
+	/* before the detach, no child but the container */
 	CHECK_INT(children_but(p.pid, left, 8), 0);
 	o.fail_at = "swap";
 	CHECK_INT(call(false, &p, &d, 1, &o, &r, &err), -EIO);
-	/* the scanner was made (its parent, devcg's child, is reaped): one child */
-	n = children_but(p.pid, left, 8);
-	CHECK_INT(n, 1);
-	for (i = 0; i < n; i++) {
-		int pfd = (int)syscall(SYS_pidfd_open, left[i], 0);
-		struct pollfd pf = { .fd = pfd, .events = POLLIN };
-
-		CHECK(pfd >= 0);
-		CHECK_MSG(poll(&pf, 1, 60000) == 1, "the scanner %d did not end", (int)left[i]);
-		CHECK_INT(scratch_wait(left[i]), 0);
-		close(pfd);
-	}
-	CHECK(!prctl(PR_SET_CHILD_SUBREAPER, 0));
+	/* devcg's child is reaped, and it made no scanner */
+	CHECK_INT(children_but(p.pid, left, 8), 0);
 	/* nothing changed: the device is there and allowed */
 	CHECK_INT(pc_open(&p, "fakegpu0"), ENXIO);
+	/* a detach that succeeds: its scanner, reparented to the test */
+	devcg_hotplug_result_free(ok(false, &p, &d, 1, NULL));
+	CHECK_INT(pc_open(&p, "fakegpu0"), ENOENT);
+	CHECK_INT(children_but(p.pid, left, 8), 1);
+	scanners_end(left, 1);
+	CHECK(!prctl(PR_SET_CHILD_SUBREAPER, 0));
+	/* not the subreaper: no child of ours is left to reap */
+	devcg_hotplug_result_free(ok(true, &p, &d, 1, NULL));
+	devcg_hotplug_result_free(ok(false, &p, &d, 1, NULL));
+	CHECK_INT(children_but(p.pid, left, 8), 0);
 }
 
 /* ---- 4. user namespaces: a bind mount of the host node --------------------------- */

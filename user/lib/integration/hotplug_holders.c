@@ -68,6 +68,7 @@ static void each_entry(int dfd, void (*fn)(int, const char *, unsigned char, voi
 
 struct scan {
 	int out;        /* the pipe to the parent */
+	int proc_fd;    /* /proc, as the caller sees it */
 	int32_t pid;
 	char comm[16];
 	size_t sent;
@@ -102,15 +103,15 @@ static void scan_pid(struct scan *sc, int32_t pid)
 
 	sc->pid = pid;
 	memset(sc->comm, 0, sizeof(sc->comm));
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+	snprintf(path, sizeof(path), "%d/comm", (int)pid);
+	if ((fd = openat(sc->proc_fd, path, O_RDONLY | O_CLOEXEC)) >= 0) {
 		n = read(fd, sc->comm, sizeof(sc->comm) - 1);
 		sc->comm[n > 0 ? n : 0] = '\0';
 		sc->comm[strcspn(sc->comm, "\n")] = '\0';
 		close(fd);
 	}
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+	snprintf(path, sizeof(path), "%d/fd", (int)pid);
+	if ((fd = openat(sc->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return;
 	each_entry(fd, scan_fd, sc);
 	close(fd);
@@ -160,38 +161,52 @@ static void scan_cgroup(int cgfd, struct scan *sc)
 	sc->level--;
 }
 
-/* The scanner (a grandchild of the caller, see hp_open_devs_start()): it
- * keeps only its two ends, sends its pid, waits for the go, then sends
- * the records and a record of pid 0. */
-static void scan_main(const char *cg, bool stop, int go, int out)
+/* Close every fd but the N of KEEP (N <= 4). */
+static void close_all_but(const int *keep, int n)
 {
-	struct scan sc = { .out = out };
-	int lo = go < out ? go : out, hi = go < out ? out : go;
+	int k[4], i, j, lo = 0;
+
+	memcpy(k, keep, (size_t)n * sizeof(int));
+	for (i = 1; i < n; i++) /* (sorted: a handful) */
+		for (j = i; j > 0 && k[j - 1] > k[j]; j--) {
+			int t = k[j];
+
+			k[j] = k[j - 1];
+			k[j - 1] = t;
+		}
+	for (i = 0; i < n; i++) {
+		if (k[i] > lo)
+			close_range((unsigned int)lo, (unsigned int)k[i] - 1, 0);
+		lo = k[i] + 1;
+	}
+	close_range((unsigned int)lo, ~0u, 0);
+}
+
+/* The scanner (a grandchild of the caller, see hp_open_devs_fork()): it
+ * keeps only its ends and the two directories, sends its pid, waits for
+ * the go, then sends the records and a record of pid 0. */
+static void scan_main(const struct holders_scan *hs)
+{
+	struct scan sc = { .out = hs->child_out, .proc_fd = hs->proc_fd };
+	int keep[4] = { hs->child_go, hs->child_out, hs->proc_fd, hs->cg_fd };
 	struct open_dev d;
 	pid_t self = getpid();
 	char c;
-	int fd;
 
 	/* not the caller's files: the process in the container's mount
 	 * namespace, above all, sees its peer's end close when ours do */
-	if (lo > 0)
-		close_range(0, (unsigned int)lo - 1, 0);
-	if (hi > lo + 1)
-		close_range((unsigned int)lo + 1, (unsigned int)hi - 1, 0);
-	close_range((unsigned int)hi + 1, ~0u, 0);
-	if (write(out, &self, sizeof(self)) != (ssize_t)sizeof(self))
+	close_all_but(keep, 4);
+	if (write(sc.out, &self, sizeof(self)) != (ssize_t)sizeof(self))
 		_exit(1);
 	/* no go (the caller's end closed): the call failed, nothing to scan */
-	if (read(go, &c, 1) != 1)
+	if (read(hs->child_go, &c, 1) != 1)
 		_exit(0);
-	if (stop)
+	if (hs->stop)
 		kill(self, SIGSTOP);
-	fd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0)
-		scan_cgroup(fd, &sc);
+	scan_cgroup(hs->cg_fd, &sc);
 	/* the end: a record of pid 0 */
 	memset(&d, 0, sizeof(d));
-	if (fd < 0 || write(out, &d, sizeof(d)) != (ssize_t)sizeof(d))
+	if (write(sc.out, &d, sizeof(d)) != (ssize_t)sizeof(d))
 		_exit(1);
 	_exit(0);
 }
@@ -201,28 +216,33 @@ static void scan_main(const char *cg, bool stop, int go, int out)
  * which scans at hp_open_devs_read()'s go: a grandchild of the caller,
  * not waited for (a process in a FUSE request the server has read waits
  * it out even after SIGKILL, fs/fuse/dev.c, request_wait_answer(), so a
- * wait for it could be for ever). The process in the container's mount
- * namespace forks it (hp_open_devs_fork(), its first step, before it
- * enters), so that the caller forks once per call: each fork write-
- * protects all of the caller's memory again, and each page it then writes
- * is copied, with a TLB flush of the other CPUs. Made early, while the
- * call does its other steps, it scans only at the go, after the permission
- * is taken, when no process can open the device any more. With STOP (a
- * testing aid), it stops itself at the go, as a scan stuck would. Without
- * a scanner (no memory, no process), the read finds the list incomplete.
+ * wait for it could be for ever), and no child of the caller's to reap:
+ * the process in the container's mount namespace forks it, at its
+ * command 'H', after the permission swap (a fork write-protects the
+ * caller's memory while it lives, and each page the caller then writes is
+ * copied, with a TLB flush of the other CPUs). It scans only at the go,
+ * when no process can open the device any more. What it reads, /proc and
+ * the cgroup, is opened here, in our mount namespace, before that process
+ * enters the container's. With STOP (a testing aid), it stops itself at
+ * the go, as a scan stuck would. Without a scanner (no memory, no
+ * process), the read finds the list incomplete.
  */
 void hp_open_devs_prepare(const char *cg, bool stop, struct holders_scan *hs)
 {
 	int go[2], out[2];
 
-	hs->go = hs->out = hs->child_go = hs->child_out = -1;
-	hs->cg = cg;
+	hs->go = hs->out = hs->child_go = hs->child_out = hs->proc_fd = hs->cg_fd = -1;
 	hs->stop = stop;
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go))
+	hs->proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	hs->cg_fd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (hs->proc_fd < 0 || hs->cg_fd < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go)) {
+		hp_open_devs_cancel(hs);
 		return;
+	}
 	if (pipe2(out, O_CLOEXEC)) {
 		close(go[0]);
 		close(go[1]);
+		hp_open_devs_cancel(hs);
 		return;
 	}
 	hs->go = go[0];
@@ -231,31 +251,36 @@ void hp_open_devs_prepare(const char *cg, bool stop, struct holders_scan *hs)
 	hs->child_out = out[1];
 }
 
-/* In the process in the container's mount namespace, first: fork the
+/* In the process in the container's mount namespace, at 'H': fork the
  * scanner (_Fork(): no atfork handler of the caller runs; the scanner
- * makes only system calls), and keep none of its ends. */
-void hp_open_devs_fork(void *arg)
+ * makes only system calls, with the caller's signal mask), and keep none
+ * of its fds. HS is the caller's (shared memory): only read. */
+void hp_open_devs_fork(void *arg, const sigset_t *caller_mask)
 {
-	struct holders_scan *hs = arg;
+	const struct holders_scan *hs = arg;
 
-	if (hs->child_go >= 0 && _Fork() == 0)
-		scan_main(hs->cg, hs->stop, hs->child_go, hs->child_out);
-	if (hs->go >= 0) {
-		close(hs->go);
-		close(hs->out);
-		close(hs->child_go);
-		close(hs->child_out);
+	if (hs->child_go < 0)
+		return;
+	if (_Fork() == 0) {
+		sigprocmask(SIG_SETMASK, caller_mask, NULL);
+		scan_main(hs);
 	}
+	close(hs->child_go);
+	close(hs->child_out);
+	close(hs->proc_fd);
+	close(hs->cg_fd);
 }
 
-/* The child is made (or not): the scanner's ends are its. */
+/* The scanner is made (or not): its fds are its own. */
 void hp_open_devs_forked(struct holders_scan *hs)
 {
-	if (hs->child_go >= 0) {
-		close(hs->child_go);
-		close(hs->child_out);
+	int *fds[] = { &hs->child_go, &hs->child_out, &hs->proc_fd, &hs->cg_fd };
+
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
 	}
-	hs->child_go = hs->child_out = -1;
 }
 
 static void scan_reap(struct holders_scan *hs)

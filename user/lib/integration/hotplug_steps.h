@@ -10,6 +10,8 @@
 
 #include "hotplug.h"
 
+#include <signal.h>
+
 /* ---- hotplug_target.c ---- */
 
 struct target {
@@ -155,23 +157,25 @@ struct open_devs {
 struct holders_scan {
 	int go, out;             /* ours; -1: none */
 	int child_go, child_out; /* the scanner's, until it is forked */
-	const char *cg;
+	int proc_fd, cg_fd;      /* /proc and the cgroup, opened here for the scanner */
 	bool stop;
 };
 
 /*
  * The scanner of the open files of the processes of the cgroup CG
- * (absolute) and below: prepared here, forked by the process in the
- * container's mount namespace as its first step (hp_open_devs_fork() as
- * its hp_child's first, then hp_open_devs_forked() here), it scans only
- * when hp_open_devs_read() tells it to, and sends the device nodes they
- * hold open within HOLDERS_TIMEOUT_MS. It is not waited for (see
- * hotplug_holders.c). With STOP (a testing aid), it stops itself at the
- * go, as a scan stuck would. Every prepare ends with one read or one
- * cancel (which lets the scanner end without scanning).
+ * (absolute) and below: prepared here, before the process in the
+ * container's mount namespace starts (what the scanner reads is opened
+ * here, in our mount namespace); forked by that process at its command
+ * 'H' (hp_open_devs_fork() as its hp_child's fork_fn, then
+ * hp_open_devs_forked() here), it scans only when hp_open_devs_read()
+ * tells it to, and sends the device nodes they hold open within
+ * HOLDERS_TIMEOUT_MS. It is not waited for (see hotplug_holders.c). With
+ * STOP (a testing aid), it stops itself at the go, as a scan stuck would.
+ * Every prepare ends with one read or one cancel (which lets the scanner
+ * end without scanning).
  */
 void hp_open_devs_prepare(const char *cg, bool stop, struct holders_scan *hs);
-void hp_open_devs_fork(void *arg);
+void hp_open_devs_fork(void *arg, const sigset_t *caller_mask);
 void hp_open_devs_forked(struct holders_scan *hs);
 void hp_open_devs_read(struct holders_scan *hs, struct open_devs *od);
 void hp_open_devs_cancel(struct holders_scan *hs);

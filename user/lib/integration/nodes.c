@@ -5,8 +5,17 @@
  *
  * Why a child: setns(CLONE_NEWNS) refuses a process that shares its
  * fs_struct, as every thread does (fs/namespace.c, mntns_install()), and it
- * would move the caller itself; a forked child is single-threaded and
- * thrown away. It never enters the container's user namespace: mknod of a
+ * would move the caller itself; a child process is single-threaded and
+ * thrown away. It shares the caller's memory (clone(CLONE_VM), as
+ * posix_spawn() does), not a copy of it: a fork write-protects all of the
+ * caller's memory, and every page the caller then writes while the child
+ * lives is copied, with a TLB flush of the other CPUs, which cost more
+ * than the child's own work. Sharing, the two never run at once: the
+ * caller works only while the child waits for a command, and waits for
+ * the child's answer to each (the child runs on the calling thread's
+ * thread-local storage: errno, malloc's cache). The child runs on a stack
+ * of its own below its table, with a guard page, and all signals blocked:
+ * a handler of the caller must not run on it. It never enters the container's user namespace: mknod of a
  * device needs CAP_MKNOD in the initial user namespace (fs/namei.c,
  * vfs_mknod()), which only the host's root has.
  *
@@ -45,6 +54,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -462,6 +472,10 @@ static char run_cmd(struct hp_shared *sh, char cmd)
 		for (i = 0; i < sh->n; i++)
 			commit_node(&sh->nodes[i]);
 		return 0;
+	case 'H':
+		if (sh->fork_fn)
+			sh->fork_fn(sh->fork_arg, &sh->caller_mask);
+		return 0;
 	}
 	return 1;
 }
@@ -510,15 +524,21 @@ static void clone_host_node(struct hp_node *n, bool trees)
 	close(fd);
 }
 
-static void child_main(struct hp_shared *sh, int sock, int mntns_fd, int root_fd)
+static void child_main(struct hp_shared *sh)
 {
+	int sock = sh->sock, mntns_fd = sh->mntns_fd, root_fd = sh->root_fd;
 	char reply = 0, cmd;
 	int i;
+
+	/* the caller's ends: its death must be seen (this fd table is a copy) */
+	for (i = 0; i < 3; i++)
+		if (sh->caller_fds[i] >= 0)
+			close(sh->caller_fds[i]);
 
 	umask(0);
 	hp_proc_fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (sh->trees && !strcmp(sh->fail_at, "stop-tree"))
-		raise(SIGSTOP);
+		kill(getpid(), SIGSTOP); /* (not raise(): it names the caller's thread) */
 	/* the host nodes' mounts are cloned here, in our mount namespace */
 	for (i = 0; i < sh->n; i++)
 		clone_host_node(&sh->nodes[i], sh->trees);
@@ -536,15 +556,16 @@ static void child_main(struct hp_shared *sh, int sock, int mntns_fd, int root_fd
 	close(root_fd);
 	if (send(sock, &reply, 1, MSG_NOSIGNAL) != 1 || reply)
 		return;
-	/* 'R' waits for the verdict ('C' or 'U'); every other command is the
-	 * last (each round trip costs the parent a wake-up) */
+	/* 'R' waits for the verdict ('C' or 'U'), 'H' for the next command;
+	 * every other command is the last (each round trip costs the parent a
+	 * wake-up) */
 	while (recv(sock, &cmd, 1, 0) == 1 && cmd != 'Q') {
 		sh->err = 0;
 		sh->failed = -1;
 		reply = run_cmd(sh, cmd);
 		if (cmd == 'M' && !reply)
 			run_cmd(sh, 'C');
-		if (send(sock, &reply, 1, MSG_NOSIGNAL) != 1 || cmd != 'R' || reply)
+		if (send(sock, &reply, 1, MSG_NOSIGNAL) != 1 || (cmd != 'R' && cmd != 'H') || reply)
 			return;
 	}
 	/* the parent is gone or done: what was set aside goes */
@@ -553,20 +574,61 @@ static void child_main(struct hp_shared *sh, int sock, int mntns_fd, int root_fd
 
 /* ---- in the parent -------------------------------------------------------- */
 
+/* The child's stack: its deepest step takes about 30 KiB; the scanner of
+ * open files it forks (hotplug_holders.c) takes 13 KiB per level of
+ * cgroups below the container's. Only the pages used are ever allocated. */
+#define CHILD_STACK (1024 * 1024)
+
+/*
+ * The table is the start of one private mapping, followed by a guard page
+ * and the child's stack (private: the scanner the child forks gets its
+ * own copy of the stack it runs on). One mapping for up to SPARE_NODES
+ * nodes is kept for the next call, by any thread, once its child has
+ * ended: a fresh one costs a page fault at each page the table and the
+ * stack first touch, and its unmapping a TLB flush of every CPU the child
+ * ran on.
+ */
+#define SPARE_NODES 16
+static void *spare;
+
+static size_t mapping_size(int n, size_t *table)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	*table = (sizeof(struct hp_shared) + (size_t)n * sizeof(struct hp_node) + page - 1) / page * page;
+	return *table + page + CHILD_STACK;
+}
+
 int hp_child_alloc(struct hp_child *c, int n, struct devcg_error *err)
 {
+	size_t table;
+	void *m = NULL;
+
 	memset(c, 0, sizeof(*c));
 	c->pid = -1;
 	c->sock = -1;
+	c->caller_fds[0] = c->caller_fds[1] = -1;
 	if (n > HP_MAX_NODES)
 		return devcg_err(err, -E2BIG, "%d device nodes in one command (at most %d)", n,
 				 HP_MAX_NODES);
-	c->size = sizeof(struct hp_shared) + (size_t)n * sizeof(struct hp_node);
-	c->sh = mmap(NULL, c->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (c->sh == MAP_FAILED) {
-		c->sh = NULL;
-		return devcg_err(err, -errno, "mmap: %s", strerror(errno));
+	c->size = mapping_size(n <= SPARE_NODES ? SPARE_NODES : n, &table);
+	if (n <= SPARE_NODES)
+		m = __atomic_exchange_n(&spare, NULL, __ATOMIC_ACQ_REL);
+	if (m) {
+		memset(m, 0, sizeof(struct hp_shared) + (size_t)n * sizeof(struct hp_node));
+	} else {
+		m = mmap(NULL, c->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			 -1, 0);
+		if (m == MAP_FAILED)
+			return devcg_err(err, -errno, "mmap: %s", strerror(errno));
+		if (mprotect((char *)m + table, (size_t)sysconf(_SC_PAGESIZE), PROT_NONE)) {
+			int e = errno;
+
+			munmap(m, c->size);
+			return devcg_err(err, -e, "mprotect: %s", strerror(e));
+		}
 	}
+	c->sh = m;
 	c->sh->n = n;
 	c->sh->failed = -1;
 	return 0;
@@ -597,40 +659,42 @@ static int reply(struct hp_child *c, struct devcg_error *err)
 	return devcg_err(err, c->sh->err ? c->sh->err : -EIO, "%s", c->sh->msg);
 }
 
-int hp_child_launch(struct hp_child *c, int mntns_fd, int root_fd, struct devcg_error *err)
+/* The child's start, on its own stack; its return ends it (clone()). */
+static int child_entry(void *arg)
 {
-	int sv[2];
-
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
-		return devcg_err(err, -errno, "socketpair: %s", strerror(errno));
-	c->pid = fork();
-	if (c->pid < 0) {
-		close(sv[0]);
-		close(sv[1]);
-		return devcg_err(err, -errno, "fork: %s", strerror(errno));
-	}
-	if (c->pid == 0) {
-		close(sv[0]);
-		if (c->first)
-			c->first(c->first_arg);
-		child_main(c->sh, sv[1], mntns_fd, root_fd);
-		_exit(0);
-	}
-	close(sv[1]);
-	c->sock = sv[0];
+	child_main(arg);
 	return 0;
-}
-
-int hp_child_looked(struct hp_child *c, struct devcg_error *err)
-{
-	return reply(c, err);
 }
 
 int hp_child_start(struct hp_child *c, int mntns_fd, int root_fd, struct devcg_error *err)
 {
-	int ret = hp_child_launch(c, mntns_fd, root_fd, err);
+	sigset_t all;
+	int sv[2], e;
 
-	return ret ? ret : hp_child_looked(c, err);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+		return devcg_err(err, -errno, "socketpair: %s", strerror(errno));
+	c->sh->sock = sv[1];
+	c->sh->mntns_fd = mntns_fd;
+	c->sh->root_fd = root_fd;
+	c->sh->caller_fds[0] = sv[0];
+	c->sh->caller_fds[1] = c->caller_fds[0];
+	c->sh->caller_fds[2] = c->caller_fds[1];
+	c->sh->fork_fn = c->fork_fn;
+	c->sh->fork_arg = c->fork_arg;
+	/* the child starts with every signal blocked (it keeps the caller's
+	 * mask for a process it forks) */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &c->sh->caller_mask);
+	c->pid = clone(child_entry, (char *)c->sh + c->size, CLONE_VM | SIGCHLD, c->sh);
+	e = errno;
+	pthread_sigmask(SIG_SETMASK, &c->sh->caller_mask, NULL);
+	close(sv[1]);
+	if (c->pid < 0) {
+		close(sv[0]);
+		return devcg_err(err, -e, "clone: %s", strerror(e));
+	}
+	c->sock = sv[0];
+	return reply(c, err);
 }
 
 int hp_child_cmd(struct hp_child *c, char cmd, struct devcg_error *err)
@@ -638,12 +702,6 @@ int hp_child_cmd(struct hp_child *c, char cmd, struct devcg_error *err)
 	if (send(c->sock, &cmd, 1, MSG_NOSIGNAL) != 1)
 		return devcg_err(err, -EPIPE, "the process in the container's mount namespace died");
 	return reply(c, err);
-}
-
-void hp_child_post(struct hp_child *c, char cmd)
-{
-	if (c->sock >= 0)
-		send(c->sock, &cmd, 1, MSG_NOSIGNAL);
 }
 
 void hp_child_stop(struct hp_child *c)
@@ -657,7 +715,10 @@ void hp_child_stop(struct hp_child *c)
 	if (c->pid > 0)
 		while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
 			;
-	if (c->sh)
+	/* the child has ended: its mapping is kept as the spare, if none is */
+	if (c->sh && (c->sh->n > SPARE_NODES ||
+		      !__atomic_compare_exchange_n(&spare, &(void *){ NULL }, c->sh, false, __ATOMIC_ACQ_REL,
+						   __ATOMIC_ACQUIRE)))
 		munmap(c->sh, c->size);
 	c->sock = -1;
 	c->pid = -1;

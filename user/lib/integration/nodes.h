@@ -7,6 +7,8 @@
 
 #include "hotplug.h"
 
+#include <signal.h>
+
 enum hp_state {
 	HP_ABSENT = 1, /* nothing at the path */
 	HP_SAME,       /* the device node wanted (numbers, and mode and owner where set) */
@@ -64,6 +66,12 @@ struct hp_shared {
 	 * since dropping an unused clone waits for an RCU grace period
 	 * (fs/namespace.c, namespace_unlock()) */
 	bool trees;
+	/* the child's start (hp_child_start()): what it reads first */
+	int sock, mntns_fd, root_fd;
+	int caller_fds[3];      /* the caller's, which the child closes first (-1: none) */
+	void (*fork_fn)(void *arg, const sigset_t *caller_mask); /* command 'H' */
+	void *fork_arg;
+	sigset_t caller_mask;   /* the caller's signal mask, for a process the child forks */
 	struct hp_node nodes[];
 };
 
@@ -71,11 +79,13 @@ struct hp_child {
 	pid_t pid;
 	int sock;
 	struct hp_shared *sh;
-	size_t size;
-	/* called first in the child, still in our mount namespace (NULL:
-	 * none); set after hp_child_alloc() */
-	void (*first)(void *arg);
-	void *first_arg;
+	size_t size;     /* of the mapping: the table, a guard page, the child's stack */
+	/* what command 'H' calls in the child, to fork a process of its own
+	 * (NULL: none), and fds of the caller the child closes first (besides
+	 * its end of the socket): set after hp_child_alloc() */
+	void (*fork_fn)(void *arg, const sigset_t *caller_mask);
+	void *fork_arg;
+	int caller_fds[2];
 };
 
 /*
@@ -83,21 +93,24 @@ struct hp_child {
  * the mount namespace MNTNS_FD and the root ROOT_FD of the container, and
  * looks at each node (state, nodev, mounted, seen_*). hp_child_alloc()
  * sets up the shared table of N nodes, for the caller to fill before.
+ *
+ * The child shares the caller's memory (nodes.c says why): between
+ * hp_child_start() and hp_child_stop() the caller and the child take turns,
+ * the caller working only while the child waits for a command (every
+ * function here returns after the child's answer), and the calling thread
+ * is the one to make every call.
  */
 int hp_child_alloc(struct hp_child *c, int n, struct devcg_error *err);
 int hp_child_start(struct hp_child *c, int mntns_fd, int root_fd, struct devcg_error *err);
-/* hp_child_start() in two halves, for a caller with work of its own to do
- * while the child looks: the fork, then the wait for the child's look. */
-int hp_child_launch(struct hp_child *c, int mntns_fd, int root_fd, struct devcg_error *err);
-int hp_child_looked(struct hp_child *c, struct devcg_error *err);
 /* Commands: 'M' make the work nodes (attach; on failure the child undoes
  * its own; on success it drops the nodes it replaced), 'R' remove the work
- * nodes (detach; undone on failure), then 'C' commit (drop what was set
+ * nodes (detach; undone on failure), 'H' call fork_fn (its process is the
+ * child's, so the caller has no child to wait for, and it forks when the
+ * caller asks, after the caller's own steps that write much: a fork
+ * write-protects the memory the child shares with the caller), then 'C'
+ * commit (drop what was set
  * aside) or 'U' undo. The child ends after 'M', 'C', 'U' or a failure. */
 int hp_child_cmd(struct hp_child *c, char cmd, struct devcg_error *err);
-/* Send CMD, the child's last, without waiting for its answer: for a step
- * nothing depends on ('C'), which hp_child_stop() then waits out. */
-void hp_child_post(struct hp_child *c, char cmd);
 /* End the child (after 'C' or 'U') and free everything. */
 void hp_child_stop(struct hp_child *c);
 

@@ -38,7 +38,7 @@
 
 /* The host's /proc/self/fd of the child, opened before it enters the
  * container: a path to an fd that no container mount can change. */
-extern int hp_proc_fd;
+extern __thread int hp_proc_fd;
 
 /* Record why node I failed at STEP; returns CODE. */
 int hp_fail(struct hp_shared *sh, int i, const char *step, int code, const char *fmt, ...)

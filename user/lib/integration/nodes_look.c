@@ -30,8 +30,11 @@
 /* ---- in the child ------------------------------------------------------- */
 
 /* The host's /proc/self/fd of the child, opened before it enters the
- * container: a path to an fd that no container mount can change. */
-int hp_proc_fd = -1;
+ * container: a path to an fd that no container mount can change. The
+ * child shares the caller's memory and the calling thread's TLS (nodes.c):
+ * thread-local, so that the children of two threads never read each
+ * other's fd number. */
+__thread int hp_proc_fd = -1;
 
 /* Record why node I failed at STEP; returns CODE. */
 __attribute__((format(printf, 5, 6))) int hp_fail(struct hp_shared *sh, int i, const char *step,
@@ -60,7 +63,7 @@ bool hp_fault(const struct hp_shared *sh, int i, int last, const char *step)
 void hp_stop_at(const struct hp_shared *sh, int i, int last, const char *step)
 {
 	if (i == last && !strncmp(sh->fail_at, "stop-", 5) && !strcmp(sh->fail_at + 5, step))
-		raise(SIGSTOP);
+		kill(getpid(), SIGSTOP); /* (not raise(): it names the caller's thread) */
 }
 
 /* Is ST a device node of FMT MAJOR:MINOR (FMT 0: of any)? */
