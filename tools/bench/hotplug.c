@@ -35,7 +35,7 @@
 // Also the floor in the library's two phases (its child answers once in the
 // namespace, stays across the swap, then makes the nodes), and CPU time of
 // the library and of the floor (this process and the children it waited
-// for; the bench is a subreaper here, so detach's scanner counts too).
+// for: the library reaps its own child before it returns).
 #include "bench.h"
 #include "hotplug.h"
 
@@ -52,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -145,22 +146,6 @@ static double cpu_ms(void)
 	getrusage(RUSAGE_CHILDREN, &c);
 	return (double)(s.ru_utime.tv_sec + s.ru_stime.tv_sec + c.ru_utime.tv_sec + c.ru_stime.tv_sec) * 1e3 +
 	       (double)(s.ru_utime.tv_usec + s.ru_stime.tv_usec + c.ru_utime.tv_usec + c.ru_stime.tv_usec) / 1e3;
-}
-
-/* Detach's scanner of open files is a grandchild nobody waits for; the
- * bench is a subreaper during these rows, so it becomes the bench's child:
- * reaped here (its CPU time then counts), any child but the container. */
-static void reap_scanner(pid_t ctr)
-{
-	for (int k = 0; k < 2000; k++) {
-		pid_t w = waitpid(-1, NULL, WNOHANG);
-
-		if (w > 0 && w != ctr)
-			return;
-		if (w < 0)
-			return;
-		usleep(500);
-	}
 }
 
 /* ---- the pseudo-container --------------------------------------------------- */
@@ -320,18 +305,16 @@ static void floor_two_phase(pid_t pid, int cg_fd, const void *value, size_t size
 
 static int hp_run(char *const argv[])
 {
-	pid_t pid = fork();
+	posix_spawn_file_actions_t fa;
+	extern char **environ;
+	pid_t pid;
 	int st;
 
-	if (pid < 0)
-		hp_die("fork");
-	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-
-		dup2(null, 1);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
+	if (posix_spawn_file_actions_init(&fa) ||
+	    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0) ||
+	    posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ))
+		hp_die("posix_spawnp");
+	posix_spawn_file_actions_destroy(&fa);
 	if (waitpid(pid, &st, 0) != pid)
 		hp_die("waitpid");
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
@@ -500,7 +483,6 @@ void bench_hotplug(json_t *results, const char *devcg_bin, bool quick)
 	if (devcg_replace(cg, base, NULL, NULL))
 		hp_die("devcg_replace of the base policy");
 	pid = ctr_start(cg);
-	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	snprintf(pidstr, sizeof(pidstr), "%d", (int)pid);
 
 	/* the policy values the floor holds: after attach, and after detach */
@@ -563,7 +545,6 @@ void bench_hotplug(json_t *results, const char *devcg_bin, bool quick)
 		c0 = cpu_ms();
 		lib_call(false, pid, dirs);
 		v[L_DET][i] = hp_ms_since(t0);
-		reap_scanner(pid);
 		v[LC_DET][i] = cpu_ms() - c0;
 		check_nodes(pid, false, "devcg_detach()");
 
@@ -608,7 +589,6 @@ void bench_hotplug(json_t *results, const char *devcg_bin, bool quick)
 		t0 = hp_now();
 		run_ok(cli_det, "devcg detach");
 		v[C_DET][i] = hp_ms_since(t0);
-		reap_scanner(pid);
 		check_nodes(pid, false, "devcg detach");
 		t0 = hp_now();
 		run_ok(ver, "devcg --version");
@@ -679,6 +659,5 @@ void bench_hotplug(json_t *results, const char *devcg_bin, bool quick)
 	free(val[1]);
 	devcg_policy_free(base);
 	ctr_stop(pid);
-	prctl(PR_SET_CHILD_SUBREAPER, 0);
 	scratch_cleanup();
 }

@@ -190,13 +190,11 @@ static int call_start(struct call *c, const char *cgroup, const struct devcg_hot
 	/* bind mounts are for user-namespaced containers, or when asked */
 	c->child.sh->trees = c->t.other_userns ||
 			     (attach && DEVCG_OPT(opts, devcg_hotplug_opts, method, 0) == DEVCG_HOTPLUG_BIND);
-	/* detach: the scanner of open files, forked by the child at 'H' */
-	if (scan) {
-		hp_open_devs_prepare(c->t.cgroup, fail_at && !strcmp(fail_at, "stop-holders"), scan);
-		c->child.fork_fn = hp_open_devs_fork;
-		c->child.fork_arg = scan;
-		c->child.caller_fds[0] = scan->go;
-		c->child.caller_fds[1] = scan->out;
+	/* detach: the scan of open files, made by the child at 'S' (without
+	 * what it reads, none: the list is then incomplete) */
+	if (scan && !hp_open_devs_prepare(c->t.cgroup, fail_at && !strcmp(fail_at, "stop-holders"), scan)) {
+		c->child.scan_fn = hp_open_devs_scan;
+		c->child.scan_arg = scan;
 	}
 	/* (read before the child starts: it shares our memory, and the two
 	 * never run at once, nodes.h) */
@@ -226,9 +224,8 @@ static int call_restart_with_trees(struct call *c, struct devcg_error *err)
 		return ret;
 	}
 	memcpy(c->child.sh, old.sh, sizeof(*old.sh) + c->items.n * sizeof(old.sh->nodes[0]));
-	c->child.fork_fn = old.fork_fn;
-	c->child.fork_arg = old.fork_arg;
-	memcpy(c->child.caller_fds, old.caller_fds, sizeof(old.caller_fds));
+	c->child.scan_fn = old.scan_fn;
+	c->child.scan_arg = old.scan_arg;
 	c->child.sh->trees = true;
 	for (i = 0; i < c->items.n; i++)
 		c->child.sh->nodes[i].dirs_at = 0;
@@ -596,8 +593,7 @@ int hp_detach(const char *cgroup, const struct devcg_hotplug_device *devices, si
 	struct devcg_edit_io io = { 0 };
 	struct devcg_policy *v1_before = NULL;
 	struct devcg_error v1_err = { 0 };
-	struct holders_scan scan = { .go = -1, .out = -1, .child_go = -1, .child_out = -1,
-				     .proc_fd = -1, .cg_fd = -1 };
+	struct holders_scan scan = { .proc_fd = -1, .cg_fd = -1 };
 	struct open_devs open = { 0 };
 	struct call c;
 	size_t i, e;
@@ -673,22 +669,22 @@ int hp_detach(const char *cgroup, const struct devcg_hotplug_device *devices, si
 				       "the permission is as before", hp_q(c.t.rel));
 		goto out;
 	}
-	/* the scanner of the holders is forked last, after the swap and the
-	 * result (a fork write-protects our memory while the process lives),
-	 * and scans at the go below, when no process can open the devices
-	 * any more; then the nodes set aside go (each answer is waited for:
-	 * the child shares our memory, nodes.h; what it set aside is its own
-	 * to drop, and a failure there changes nothing the caller asked for) */
-	ret = make_result(&c, false, err);
+	/* the nodes set aside go (what the child set aside is its own to drop,
+	 * and a failure there changes nothing the caller asked for); then the
+	 * holders are scanned, now that no process can open the devices any
+	 * more (a scan not done in time is cut short: the list says so) */
 	{
 		struct devcg_error ignored = { 0 };
 
-		hp_child_cmd(&c.child, 'H', &ignored);
-		hp_open_devs_forked(&scan);
 		hp_child_cmd(&c.child, 'C', &ignored);
+		if (c.child.scan_fn)
+			hp_child_cmd_within(&c.child, 'S', HOLDERS_TIMEOUT_MS, &ignored);
 	}
-	if (!ret)
-		hp_open_devs_read(&scan, &open);
+	ret = make_result(&c, false, err);
+	if (c.child.scan_fn)
+		hp_open_devs_take(&scan, &open);
+	else
+		open.incomplete = true;
 	for (i = 0, e = 0; !ret && i < c.items.n; i++) {
 		const struct hp_item *it = &c.items.v[i];
 		const struct hp_node *n = &c.child.sh->nodes[i];

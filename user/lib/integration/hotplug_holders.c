@@ -35,15 +35,16 @@
  * the server), after detach made its changes. So each fd is looked at
  * with statx(AT_STATX_DONT_SYNC) -- the attributes the kernel has, no
  * request to the file system (fs/fuse/dir.c, fuse_update_get_attr()) --
- * and in a child that the caller waits for HOLDERS_TIMEOUT_MS at most,
- * then kills: a file system that blocks anyway costs a few seconds and a
- * note, not the command.
+ * and in the process in the container's mount namespace, which the caller
+ * waits for HOLDERS_TIMEOUT_MS at most, then kills: a file system that
+ * blocks anyway costs a few seconds and a note, not the command.
  */
 #define MAX_OPEN_DEVS 4096
 
-/* In the child: the entries of the directory DFD, by getdents64 (no
- * malloc after a fork of a threaded caller); FN(DFD, name, d_type, arg) for
- * each but "." and "..". */
+/* In that process: the entries of the directory DFD, by getdents64 (no
+ * malloc: a process killed at the timeout must not hold malloc's lock,
+ * which it shares with the caller); FN(DFD, name, d_type, arg) for each
+ * but "." and "..". */
 static void each_entry(int dfd, void (*fn)(int, const char *, unsigned char, void *), void *arg)
 {
 	char buf[8192];
@@ -67,11 +68,9 @@ static void each_entry(int dfd, void (*fn)(int, const char *, unsigned char, voi
 }
 
 struct scan {
-	int out;        /* the pipe to the parent */
-	int proc_fd;    /* /proc, as the caller sees it */
+	struct holders_scan *hs; /* the records go to hs->v */
 	int32_t pid;
 	char comm[16];
-	size_t sent;
 	int level;      /* of the cgroup scanned, below the container's */
 };
 
@@ -82,7 +81,7 @@ static void scan_fd(int dfd, const char *name, unsigned char type, void *arg)
 	struct statx stx;
 
 	(void)type;
-	if (sc->sent >= MAX_OPEN_DEVS ||
+	if (sc->hs->n >= MAX_OPEN_DEVS ||
 	    statx(dfd, name, AT_STATX_DONT_SYNC, STATX_TYPE, &stx) || !(stx.stx_mask & STATX_TYPE) ||
 	    !(S_ISCHR(stx.stx_mode) || S_ISBLK(stx.stx_mode)))
 		return;
@@ -91,8 +90,9 @@ static void scan_fd(int dfd, const char *name, unsigned char type, void *arg)
 	d.major = stx.stx_rdev_major;
 	d.minor = stx.stx_rdev_minor;
 	memcpy(d.comm, sc->comm, sizeof(d.comm));
-	if (write(sc->out, &d, sizeof(d)) == (ssize_t)sizeof(d))
-		sc->sent++;
+	/* the record, then the count: a scan killed midway leaves whole records */
+	sc->hs->v[sc->hs->n] = d;
+	__atomic_store_n(&sc->hs->n, sc->hs->n + 1, __ATOMIC_RELEASE);
 }
 
 static void scan_pid(struct scan *sc, int32_t pid)
@@ -104,14 +104,14 @@ static void scan_pid(struct scan *sc, int32_t pid)
 	sc->pid = pid;
 	memset(sc->comm, 0, sizeof(sc->comm));
 	snprintf(path, sizeof(path), "%d/comm", (int)pid);
-	if ((fd = openat(sc->proc_fd, path, O_RDONLY | O_CLOEXEC)) >= 0) {
+	if ((fd = openat(sc->hs->proc_fd, path, O_RDONLY | O_CLOEXEC)) >= 0) {
 		n = read(fd, sc->comm, sizeof(sc->comm) - 1);
 		sc->comm[n > 0 ? n : 0] = '\0';
 		sc->comm[strcspn(sc->comm, "\n")] = '\0';
 		close(fd);
 	}
 	snprintf(path, sizeof(path), "%d/fd", (int)pid);
-	if ((fd = openat(sc->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+	if ((fd = openat(sc->hs->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return;
 	each_entry(fd, scan_fd, sc);
 	close(fd);
@@ -124,7 +124,7 @@ static void scan_sub(int dfd, const char *name, unsigned char type, void *arg)
 	struct scan *sc = arg;
 	int fd;
 
-	if (type != DT_DIR || sc->sent >= MAX_OPEN_DEVS)
+	if (type != DT_DIR || sc->hs->n >= MAX_OPEN_DEVS)
 		return;
 	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
@@ -161,205 +161,68 @@ static void scan_cgroup(int cgfd, struct scan *sc)
 	sc->level--;
 }
 
-/* Close every fd but the N of KEEP (N <= 4). */
-static void close_all_but(const int *keep, int n)
-{
-	int k[4], i, j, lo = 0;
-
-	memcpy(k, keep, (size_t)n * sizeof(int));
-	for (i = 1; i < n; i++) /* (sorted: a handful) */
-		for (j = i; j > 0 && k[j - 1] > k[j]; j--) {
-			int t = k[j];
-
-			k[j] = k[j - 1];
-			k[j - 1] = t;
-		}
-	for (i = 0; i < n; i++) {
-		if (k[i] > lo)
-			close_range((unsigned int)lo, (unsigned int)k[i] - 1, 0);
-		lo = k[i] + 1;
-	}
-	close_range((unsigned int)lo, ~0u, 0);
-}
-
-/* The scanner (a grandchild of the caller, see hp_open_devs_fork()): it
- * keeps only its ends and the two directories, sends its pid, waits for
- * the go, then sends the records and a record of pid 0. */
-static void scan_main(const struct holders_scan *hs)
-{
-	struct scan sc = { .out = hs->child_out, .proc_fd = hs->proc_fd };
-	int keep[4] = { hs->child_go, hs->child_out, hs->proc_fd, hs->cg_fd };
-	struct open_dev d;
-	pid_t self = getpid();
-	char c;
-
-	/* not the caller's files: the process in the container's mount
-	 * namespace, above all, sees its peer's end close when ours do */
-	close_all_but(keep, 4);
-	if (write(sc.out, &self, sizeof(self)) != (ssize_t)sizeof(self))
-		_exit(1);
-	/* no go (the caller's end closed): the call failed, nothing to scan */
-	if (read(hs->child_go, &c, 1) != 1)
-		_exit(0);
-	if (hs->stop)
-		kill(self, SIGSTOP);
-	scan_cgroup(hs->cg_fd, &sc);
-	/* the end: a record of pid 0 */
-	memset(&d, 0, sizeof(d));
-	if (write(sc.out, &d, sizeof(d)) != (ssize_t)sizeof(d))
-		_exit(1);
-	_exit(0);
-}
-
 /*
- * The scanner of the open files of the cgroup CG (absolute) and below,
- * which scans at hp_open_devs_read()'s go: a grandchild of the caller,
- * not waited for (a process in a FUSE request the server has read waits
- * it out even after SIGKILL, fs/fuse/dev.c, request_wait_answer(), so a
- * wait for it could be for ever), and no child of the caller's to reap:
- * the process in the container's mount namespace forks it, at its
- * command 'H', after the permission swap (a fork write-protects the
- * caller's memory while it lives, and each page the caller then writes is
- * copied, with a TLB flush of the other CPUs). It scans only at the go,
- * when no process can open the device any more. What it reads, /proc and
- * the cgroup, is opened here, in our mount namespace, before that process
- * enters the container's. With STOP (a testing aid), it stops itself at
- * the go, as a scan stuck would. Without a scanner (no memory, no
- * process), the read finds the list incomplete.
+ * The scan is made by the process in the container's mount namespace, at
+ * its command 'S' (after the permission swap, when no process can open
+ * the device any more), through /proc and the cgroup opened here, in our
+ * mount namespace, before that process enters the container's; the
+ * records go to an array of ours (that process shares our memory). No
+ * process is forked for it: a fork write-protects all of the caller's
+ * memory. The caller waits for it HOLDERS_TIMEOUT_MS at most, then kills
+ * it (a file system that blocks anyway costs a few seconds and a note,
+ * not the command), and does not wait for one it cannot kill (nodes.c).
  */
-void hp_open_devs_prepare(const char *cg, bool stop, struct holders_scan *hs)
+int hp_open_devs_prepare(const char *cg, bool stop, struct holders_scan *hs)
 {
-	int go[2], out[2];
-
-	hs->go = hs->out = hs->child_go = hs->child_out = hs->proc_fd = hs->cg_fd = -1;
+	memset(hs, 0, sizeof(*hs));
+	hs->proc_fd = hs->cg_fd = -1;
 	hs->stop = stop;
 	hs->proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	hs->cg_fd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (hs->proc_fd < 0 || hs->cg_fd < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go)) {
+	hs->cg_fd = hs->proc_fd < 0 ? -1 : open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* (not zeroed: each record is whole before it is counted) */
+	hs->v = hs->cg_fd < 0 ? NULL : malloc(MAX_OPEN_DEVS * sizeof(*hs->v));
+	if (!hs->v) {
+		int ret = hs->cg_fd < 0 ? -errno : -ENOMEM;
+
 		hp_open_devs_cancel(hs);
-		return;
+		return ret;
 	}
-	if (pipe2(out, O_CLOEXEC)) {
-		close(go[0]);
-		close(go[1]);
-		hp_open_devs_cancel(hs);
-		return;
-	}
-	hs->go = go[0];
-	hs->child_go = go[1];
-	hs->out = out[0];
-	hs->child_out = out[1];
+	return 0;
 }
 
-/* In the process in the container's mount namespace, at 'H': fork the
- * scanner (_Fork(): no atfork handler of the caller runs; the scanner
- * makes only system calls, with the caller's signal mask), and keep none
- * of its fds. HS is the caller's (shared memory): only read. */
-void hp_open_devs_fork(void *arg, const sigset_t *caller_mask)
+/* In the process in the container's mount namespace, at 'S'. */
+void hp_open_devs_scan(void *arg)
 {
-	const struct holders_scan *hs = arg;
+	struct holders_scan *hs = arg;
+	struct scan sc = { .hs = hs };
 
-	if (hs->child_go < 0)
+	if (!hs->v)
 		return;
-	if (_Fork() == 0) {
-		sigprocmask(SIG_SETMASK, caller_mask, NULL);
-		scan_main(hs);
-	}
-	close(hs->child_go);
-	close(hs->child_out);
-	close(hs->proc_fd);
-	close(hs->cg_fd);
+	if (hs->stop)
+		kill(getpid(), SIGSTOP);
+	scan_cgroup(hs->cg_fd, &sc);
+	__atomic_store_n(&hs->done, true, __ATOMIC_RELEASE);
 }
 
-/* The scanner is made (or not): its fds are its own. */
-void hp_open_devs_forked(struct holders_scan *hs)
+void hp_open_devs_take(struct holders_scan *hs, struct open_devs *od)
 {
-	int *fds[] = { &hs->child_go, &hs->child_out, &hs->proc_fd, &hs->cg_fd };
-
-	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
-		if (*fds[i] >= 0)
-			close(*fds[i]);
-		*fds[i] = -1;
-	}
-}
-
-static void scan_reap(struct holders_scan *hs)
-{
-	hp_open_devs_forked(hs);
-	if (hs->go >= 0)
-		close(hs->go);
-	if (hs->out >= 0)
-		close(hs->out);
-	hs->go = hs->out = -1;
+	memset(od, 0, sizeof(*od));
+	od->incomplete = !__atomic_load_n(&hs->done, __ATOMIC_ACQUIRE);
+	od->n = __atomic_load_n(&hs->n, __ATOMIC_ACQUIRE);
+	od->v = hs->v;
+	hs->v = NULL;
+	hp_open_devs_cancel(hs);
 }
 
 void hp_open_devs_cancel(struct holders_scan *hs)
 {
-	scan_reap(hs);
-}
-
-/*
- * The device nodes the processes of the cgroup hold open, from the
- * scanner HS started: it is told to go, and read within
- * HOLDERS_TIMEOUT_MS. It sends its pid first, to be killed if it is late;
- * a scan stuck for good ends when its file system does, or at its next
- * write (SIGPIPE).
- */
-void hp_open_devs_read(struct holders_scan *hs, struct open_devs *od)
-{
-	struct timespec t0, t;
-	struct open_dev d;
-	size_t got = 0;
-	pid_t scanner = 0;
-
-	memset(od, 0, sizeof(*od));
-	od->incomplete = true;
-	if (hs->go < 0 || send(hs->go, "g", 1, MSG_NOSIGNAL) != 1) {
-		scan_reap(hs);
-		return;
-	}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		struct pollfd pf = { .fd = hs->out, .events = POLLIN };
-		size_t want = scanner ? sizeof(d) : sizeof(scanner);
-		char *into = scanner ? (char *)&d : (char *)&scanner;
-		long left;
-		ssize_t n;
-
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		left = HOLDERS_TIMEOUT_MS - ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
-		if (left <= 0 || (poll(&pf, 1, (int)left) < 0 && errno != EINTR))
-			break;
-		if (!pf.revents)
-			continue;
-		n = read(hs->out, into + got, want - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-		if (got < want)
-			continue;
-		got = 0;
-		if (into == (char *)&scanner)
-			continue;
-		if (!d.pid) {
-			od->incomplete = false;
-			break;
-		}
-		if (od->n < MAX_OPEN_DEVS) {
-			struct open_dev *more = realloc(od->v, (od->n + 1) * sizeof(*more));
-
-			if (more) {
-				od->v = more;
-				od->v[od->n++] = d;
-			}
-		}
-	}
-	/* late: stuck in a file system, or stopped */
-	if (od->incomplete && scanner > 0)
-		kill(scanner, SIGKILL);
-	scan_reap(hs);
+	if (hs->proc_fd >= 0)
+		close(hs->proc_fd);
+	if (hs->cg_fd >= 0)
+		close(hs->cg_fd);
+	free(hs->v);
+	hs->proc_fd = hs->cg_fd = -1;
+	hs->v = NULL;
 }
 
 /* The holders of the device TYPE MAJOR:MINOR among OD. */

@@ -10,8 +10,6 @@
 
 #include "hotplug.h"
 
-#include <signal.h>
-
 /* ---- hotplug_target.c ---- */
 
 struct target {
@@ -155,29 +153,25 @@ struct open_devs {
 
 /* The scanner of a cgroup's open files (hotplug_holders.c). */
 struct holders_scan {
-	int go, out;             /* ours; -1: none */
-	int child_go, child_out; /* the scanner's, until it is forked */
-	int proc_fd, cg_fd;      /* /proc and the cgroup, opened here for the scanner */
+	int proc_fd, cg_fd;   /* /proc and the cgroup, opened in our mount namespace */
 	bool stop;
+	struct open_dev *v;   /* MAX_OPEN_DEVS, filled by the scan */
+	size_t n;
+	bool done;            /* the scan ended */
 };
 
 /*
- * The scanner of the open files of the processes of the cgroup CG
- * (absolute) and below: prepared here, before the process in the
- * container's mount namespace starts (what the scanner reads is opened
- * here, in our mount namespace); forked by that process at its command
- * 'H' (hp_open_devs_fork() as its hp_child's fork_fn, then
- * hp_open_devs_forked() here), it scans only when hp_open_devs_read()
- * tells it to, and sends the device nodes they hold open within
- * HOLDERS_TIMEOUT_MS. It is not waited for (see hotplug_holders.c). With
- * STOP (a testing aid), it stops itself at the go, as a scan stuck would.
- * Every prepare ends with one read or one cancel (which lets the scanner
- * end without scanning).
+ * The device nodes the processes of the cgroup CG (absolute) and below
+ * hold open: prepared here, before the process in the container's mount
+ * namespace starts; scanned by that process at its command 'S'
+ * (hp_open_devs_scan() as its hp_child's scan_fn), which the caller waits
+ * for HOLDERS_TIMEOUT_MS at most; taken by the caller after it. With STOP
+ * (a testing aid), the scan stops itself first, as one stuck would. Every
+ * prepare that succeeded ends with one take or one cancel.
  */
-void hp_open_devs_prepare(const char *cg, bool stop, struct holders_scan *hs);
-void hp_open_devs_fork(void *arg, const sigset_t *caller_mask);
-void hp_open_devs_forked(struct holders_scan *hs);
-void hp_open_devs_read(struct holders_scan *hs, struct open_devs *od);
+int hp_open_devs_prepare(const char *cg, bool stop, struct holders_scan *hs);
+void hp_open_devs_scan(void *arg);
+void hp_open_devs_take(struct holders_scan *hs, struct open_devs *od);
 void hp_open_devs_cancel(struct holders_scan *hs);
 /* The holders of the device TYPE MAJOR:MINOR among OD. */
 void hp_holders_of(const struct open_devs *od, uint8_t type, uint32_t maj, uint32_t min,

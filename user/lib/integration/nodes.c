@@ -73,6 +73,8 @@
 #include <linux/capability.h>
 
 #define REPLY_TIMEOUT_MS 30000
+/* a child killed that has not ended by then is left (hp_child_stop()) */
+#define KILLED_WAIT_MS 2000
 
 /* ---- in the child (the nodes' primitives: nodes_look.c) ------------------- */
 
@@ -472,9 +474,9 @@ static char run_cmd(struct hp_shared *sh, char cmd)
 		for (i = 0; i < sh->n; i++)
 			commit_node(&sh->nodes[i]);
 		return 0;
-	case 'H':
-		if (sh->fork_fn)
-			sh->fork_fn(sh->fork_arg, &sh->caller_mask);
+	case 'S':
+		if (sh->scan_fn)
+			sh->scan_fn(sh->scan_arg);
 		return 0;
 	}
 	return 1;
@@ -530,10 +532,8 @@ static void child_main(struct hp_shared *sh)
 	char reply = 0, cmd;
 	int i;
 
-	/* the caller's ends: its death must be seen (this fd table is a copy) */
-	for (i = 0; i < 3; i++)
-		if (sh->caller_fds[i] >= 0)
-			close(sh->caller_fds[i]);
+	/* the caller's end: its death must be seen (this fd table is a copy) */
+	close(sh->peer_fd);
 
 	umask(0);
 	hp_proc_fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -556,16 +556,17 @@ static void child_main(struct hp_shared *sh)
 	close(root_fd);
 	if (send(sock, &reply, 1, MSG_NOSIGNAL) != 1 || reply)
 		return;
-	/* 'R' waits for the verdict ('C' or 'U'), 'H' for the next command;
-	 * every other command is the last (each round trip costs the parent a
-	 * wake-up) */
+	/* 'R' waits for the verdict ('C' or 'U'), and 'C' for 'S' when there
+	 * is a scan; every other command is the last (each round trip costs
+	 * the parent a wake-up) */
 	while (recv(sock, &cmd, 1, 0) == 1 && cmd != 'Q') {
 		sh->err = 0;
 		sh->failed = -1;
 		reply = run_cmd(sh, cmd);
 		if (cmd == 'M' && !reply)
 			run_cmd(sh, 'C');
-		if (send(sock, &reply, 1, MSG_NOSIGNAL) != 1 || (cmd != 'R' && cmd != 'H') || reply)
+		if (send(sock, &reply, 1, MSG_NOSIGNAL) != 1 || reply ||
+		    !(cmd == 'R' || (cmd == 'C' && sh->scan_fn)))
 			return;
 	}
 	/* the parent is gone or done: what was set aside goes */
@@ -607,7 +608,6 @@ int hp_child_alloc(struct hp_child *c, int n, struct devcg_error *err)
 	memset(c, 0, sizeof(*c));
 	c->pid = -1;
 	c->sock = -1;
-	c->caller_fds[0] = c->caller_fds[1] = -1;
 	if (n > HP_MAX_NODES)
 		return devcg_err(err, -E2BIG, "%d device nodes in one command (at most %d)", n,
 				 HP_MAX_NODES);
@@ -634,20 +634,21 @@ int hp_child_alloc(struct hp_child *c, int n, struct devcg_error *err)
 	return 0;
 }
 
-/* The child's one-byte answer, within REPLY_TIMEOUT_MS. */
-static int reply(struct hp_child *c, struct devcg_error *err)
+/* The child's one-byte answer, within TIMEOUT_MS (else it is killed). */
+static int reply(struct hp_child *c, int timeout_ms, struct devcg_error *err)
 {
 	struct pollfd p = { .fd = c->sock, .events = POLLIN };
 	char r;
 	int n;
 
 	do
-		n = poll(&p, 1, REPLY_TIMEOUT_MS);
+		n = poll(&p, 1, timeout_ms);
 	while (n < 0 && errno == EINTR);
 	if (n == 0) {
 		kill(c->pid, SIGKILL);
+		c->killed = true;
 		return devcg_err(err, -ETIMEDOUT, "the process in the container's mount namespace "
-				 "did not answer within %d s", REPLY_TIMEOUT_MS / 1000);
+				 "did not answer within %d ms", timeout_ms);
 	}
 	if (n < 0 || recv(c->sock, &r, 1, 0) != 1)
 		return devcg_err(err, -EPIPE, "the process in the container's mount namespace died");
@@ -668,7 +669,7 @@ static int child_entry(void *arg)
 
 int hp_child_start(struct hp_child *c, int mntns_fd, int root_fd, struct devcg_error *err)
 {
-	sigset_t all;
+	sigset_t all, mask;
 	int sv[2], e;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
@@ -676,49 +677,77 @@ int hp_child_start(struct hp_child *c, int mntns_fd, int root_fd, struct devcg_e
 	c->sh->sock = sv[1];
 	c->sh->mntns_fd = mntns_fd;
 	c->sh->root_fd = root_fd;
-	c->sh->caller_fds[0] = sv[0];
-	c->sh->caller_fds[1] = c->caller_fds[0];
-	c->sh->caller_fds[2] = c->caller_fds[1];
-	c->sh->fork_fn = c->fork_fn;
-	c->sh->fork_arg = c->fork_arg;
-	/* the child starts with every signal blocked (it keeps the caller's
-	 * mask for a process it forks) */
+	c->sh->peer_fd = sv[0];
+	c->sh->scan_fn = c->scan_fn;
+	c->sh->scan_arg = c->scan_arg;
+	/* the child starts with every signal blocked */
 	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &c->sh->caller_mask);
+	pthread_sigmask(SIG_SETMASK, &all, &mask);
 	c->pid = clone(child_entry, (char *)c->sh + c->size, CLONE_VM | SIGCHLD, c->sh);
 	e = errno;
-	pthread_sigmask(SIG_SETMASK, &c->sh->caller_mask, NULL);
+	pthread_sigmask(SIG_SETMASK, &mask, NULL);
 	close(sv[1]);
 	if (c->pid < 0) {
 		close(sv[0]);
 		return devcg_err(err, -e, "clone: %s", strerror(e));
 	}
 	c->sock = sv[0];
-	return reply(c, err);
+	return reply(c, REPLY_TIMEOUT_MS, err);
+}
+
+int hp_child_cmd_within(struct hp_child *c, char cmd, int timeout_ms, struct devcg_error *err)
+{
+	if (c->killed || send(c->sock, &cmd, 1, MSG_NOSIGNAL) != 1)
+		return devcg_err(err, -EPIPE, "the process in the container's mount namespace died");
+	return reply(c, timeout_ms, err);
 }
 
 int hp_child_cmd(struct hp_child *c, char cmd, struct devcg_error *err)
 {
-	if (send(c->sock, &cmd, 1, MSG_NOSIGNAL) != 1)
-		return devcg_err(err, -EPIPE, "the process in the container's mount namespace died");
-	return reply(c, err);
+	return hp_child_cmd_within(c, cmd, REPLY_TIMEOUT_MS, err);
+}
+
+/* Has PID ended within TIMEOUT_MS? Then it is reaped. (Without pidfds,
+ * before Linux 5.3, it is waited for.) */
+static bool ended_within(pid_t pid, int timeout_ms)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0), status, n = 1;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	if (fd >= 0) {
+		do
+			n = poll(&p, 1, timeout_ms);
+		while (n < 0 && errno == EINTR);
+		close(fd);
+	}
+	if (n == 0)
+		return false;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return true;
 }
 
 void hp_child_stop(struct hp_child *c)
 {
-	int status;
+	bool ended = true;
 
 	if (c->sock >= 0) {
 		send(c->sock, "Q", 1, MSG_NOSIGNAL);
 		close(c->sock);
 	}
-	if (c->pid > 0)
-		while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
-			;
-	/* the child has ended: its mapping is kept as the spare, if none is */
-	if (c->sh && (c->sh->n > SPARE_NODES ||
-		      !__atomic_compare_exchange_n(&spare, &(void *){ NULL }, c->sh, false, __ATOMIC_ACQ_REL,
-						   __ATOMIC_ACQUIRE)))
+	/* what it set aside goes at 'Q' (REPLY_TIMEOUT_MS, as a command); a
+	 * child killed ends at once unless the kernel holds it */
+	if (c->pid > 0 && !(ended = ended_within(c->pid, c->killed ? KILLED_WAIT_MS : REPLY_TIMEOUT_MS)) &&
+	    !c->killed) {
+		kill(c->pid, SIGKILL);
+		ended = ended_within(c->pid, KILLED_WAIT_MS);
+	}
+	/* the child has ended: its mapping is kept as the spare, if none is;
+	 * else the mapping is left to it, whose stack the kernel may still
+	 * write to when it wakes */
+	if (c->sh && ended &&
+	    (c->sh->n > SPARE_NODES || !__atomic_compare_exchange_n(&spare, &(void *){ NULL }, c->sh, false,
+								    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)))
 		munmap(c->sh, c->size);
 	c->sock = -1;
 	c->pid = -1;

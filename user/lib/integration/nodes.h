@@ -68,10 +68,9 @@ struct hp_shared {
 	bool trees;
 	/* the child's start (hp_child_start()): what it reads first */
 	int sock, mntns_fd, root_fd;
-	int caller_fds[3];      /* the caller's, which the child closes first (-1: none) */
-	void (*fork_fn)(void *arg, const sigset_t *caller_mask); /* command 'H' */
-	void *fork_arg;
-	sigset_t caller_mask;   /* the caller's signal mask, for a process the child forks */
+	int peer_fd;            /* the caller's end, which the child closes first */
+	void (*scan_fn)(void *arg); /* command 'S' */
+	void *scan_arg;
 	struct hp_node nodes[];
 };
 
@@ -80,12 +79,11 @@ struct hp_child {
 	int sock;
 	struct hp_shared *sh;
 	size_t size;     /* of the mapping: the table, a guard page, the child's stack */
-	/* what command 'H' calls in the child, to fork a process of its own
-	 * (NULL: none), and fds of the caller the child closes first (besides
-	 * its end of the socket): set after hp_child_alloc() */
-	void (*fork_fn)(void *arg, const sigset_t *caller_mask);
-	void *fork_arg;
-	int caller_fds[2];
+	/* what command 'S' calls in the child (NULL: nothing): set after
+	 * hp_child_alloc() */
+	void (*scan_fn)(void *arg);
+	void *scan_arg;
+	bool killed;    /* it did not answer in time: SIGKILL sent */
 };
 
 /*
@@ -104,14 +102,18 @@ int hp_child_alloc(struct hp_child *c, int n, struct devcg_error *err);
 int hp_child_start(struct hp_child *c, int mntns_fd, int root_fd, struct devcg_error *err);
 /* Commands: 'M' make the work nodes (attach; on failure the child undoes
  * its own; on success it drops the nodes it replaced), 'R' remove the work
- * nodes (detach; undone on failure), 'H' call fork_fn (its process is the
- * child's, so the caller has no child to wait for, and it forks when the
- * caller asks, after the caller's own steps that write much: a fork
- * write-protects the memory the child shares with the caller), then 'C'
- * commit (drop what was set
- * aside) or 'U' undo. The child ends after 'M', 'C', 'U' or a failure. */
+ * nodes (detach; undone on failure), then 'C' commit (drop what was set
+ * aside) or 'U' undo; after 'C' of a detach, 'S' calls scan_fn. The child
+ * ends after 'M', 'U', 'S' or a failure, and after 'C' but of a detach
+ * with a scan_fn. The answer is waited for REPLY_TIMEOUT_MS; then the
+ * child is killed. */
 int hp_child_cmd(struct hp_child *c, char cmd, struct devcg_error *err);
-/* End the child (after 'C' or 'U') and free everything. */
+/* The same, waited for TIMEOUT_MS. */
+int hp_child_cmd_within(struct hp_child *c, char cmd, int timeout_ms, struct devcg_error *err);
+/* End the child and free everything. A child that does not end (killed,
+ * it still waits in the kernel, as in a FUSE request that the server has
+ * read) is not waited for: its memory is left to it (the kernel may still
+ * write to its stack), and it is not reaped. */
 void hp_child_stop(struct hp_child *c);
 
 #endif
