@@ -53,6 +53,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -208,40 +209,58 @@ static void ctr_stop(pid_t pid)
 
 /* floor_swap() and devcg_value(): bench.c's (bench.h) */
 
-/* The floor's nodes: a forked child enters the mount namespace of PID and
- * makes the four nodes (MAKE) or unlinks them. */
-static void floor_nodes(pid_t pid, bool make)
+struct floor_job {
+	pid_t pid;
+	bool make;
+};
+
+/* The floor's child: it enters the mount namespace of JOB->pid and makes
+ * the four nodes (JOB->make) or unlinks them; its exit status says. */
+static int floor_child(void *arg)
 {
+	const struct floor_job *job = arg;
+	char ns[64];
+	int fd, dfd, i;
+
+	snprintf(ns, sizeof(ns), "/proc/%d/ns/mnt", (int)job->pid);
+	fd = open(ns, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || setns(fd, CLONE_NEWNS))
+		return 1;
+	dfd = open("/dev", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return 2;
+	for (i = 0; i < NNODES; i++) {
+		if (!job->make) {
+			if (unlinkat(dfd, nodes[i].name, 0))
+				return 3;
+			continue;
+		}
+		if (mknodat(dfd, ".floor-tmp", S_IFCHR | 0600, makedev(nodes[i].major, nodes[i].minor)) ||
+		    fchmodat(dfd, ".floor-tmp", nodes[i].mode, 0) ||
+		    renameat(dfd, ".floor-tmp", dfd, nodes[i].name))
+			return 4;
+	}
+	return 0;
+}
+
+/* The floor's nodes: a forked child (the issue's floor), or with SHARED a
+ * child that shares our memory (clone(CLONE_VM), as the library's) on a
+ * stack of its own, makes the four nodes (MAKE) or unlinks them. */
+static void floor_nodes(pid_t pid, bool make, bool shared)
+{
+	static char *stack;
+	struct floor_job job = { pid, make };
 	pid_t child;
 	int st;
 
-	child = fork();
+	if (shared && !stack && (stack = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE,
+					      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0)) == MAP_FAILED)
+		hp_die("mmap");
+	child = shared ? clone(floor_child, stack + (1 << 20), CLONE_VM | SIGCHLD, &job) : fork();
 	if (child < 0)
-		hp_die("fork");
-	if (child == 0) {
-		char ns[64];
-		int fd, dfd, i;
-
-		snprintf(ns, sizeof(ns), "/proc/%d/ns/mnt", (int)pid);
-		fd = open(ns, O_RDONLY | O_CLOEXEC);
-		if (fd < 0 || setns(fd, CLONE_NEWNS))
-			_exit(1);
-		dfd = open("/dev", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (dfd < 0)
-			_exit(2);
-		for (i = 0; i < NNODES; i++) {
-			if (!make) {
-				if (unlinkat(dfd, nodes[i].name, 0))
-					_exit(3);
-				continue;
-			}
-			if (mknodat(dfd, ".floor-tmp", S_IFCHR | 0600, makedev(nodes[i].major, nodes[i].minor)) ||
-			    fchmodat(dfd, ".floor-tmp", nodes[i].mode, 0) ||
-			    renameat(dfd, ".floor-tmp", dfd, nodes[i].name))
-				_exit(4);
-		}
-		_exit(0);
-	}
+		hp_die(shared ? "clone" : "fork");
+	if (child == 0)
+		_exit(floor_child(&job));
 	if (waitpid(child, &st, 0) != child || !WIFEXITED(st) || WEXITSTATUS(st)) {
 		errno = EIO;
 		hp_die(make ? "floor: the nodes" : "floor: unlink the nodes");
@@ -436,16 +455,18 @@ void bench_hotplug(json_t *results, const char *devcg_bin, bool quick)
 	json_t *out = json_object();
 	pid_t pid;
 	enum { L_ATT, L_DET, F_ATT, F_DET, P_ATT, P_DET, C_ATT, C_DET, VER, LC_ATT, LC_DET, FC_ATT, FC_DET,
-	       F2_ATT, R_LIB, R_LIB_DET, R_LIB_BOTH, R_CLI, R_CLI_DET, R_PEER, R_LIB_CPU, R_LIB_DET_CPU,
-	       R_F2, NV };
+	       F2_ATT, LW_ATT, LW_DET, FS_ATT, FS_DET, R_LIB, R_LIB_DET, R_LIB_BOTH, R_CLI, R_CLI_DET, R_PEER,
+	       R_LIB_CPU, R_LIB_DET_CPU, R_F2, R_LW, R_LW_DET, R_FS, R_FS_DET, NV };
 	static const char *const keys[NV] = {
 		"lib_attach_ms", "lib_detach_ms", "floor_attach_ms", "floor_detach_ms", "peer_attach_ms",
 		"peer_detach_ms", "cli_attach_ms", "cli_detach_ms", "version_ms", "lib_attach_cpu_ms",
 		"lib_detach_cpu_ms", "floor_attach_cpu_ms", "floor_detach_cpu_ms", "floor_two_phase_attach_ms",
+		"lib_again_attach_ms", "lib_again_detach_ms", "floor_shared_attach_ms", "floor_shared_detach_ms",
 		"lib_attach_vs_floor",
 		"lib_detach_vs_floor", "lib_both_vs_floor", "cli_attach_vs_version_floor",
 		"cli_detach_vs_version_floor", "peer_attach_vs_floor", "lib_attach_vs_floor_cpu",
-		"lib_detach_vs_floor_cpu", "floor_two_phase_vs_floor",
+		"lib_detach_vs_floor_cpu", "floor_two_phase_vs_floor", "lib_again_attach_vs_floor",
+		"lib_again_detach_vs_floor", "lib_again_attach_vs_floor_shared", "lib_again_detach_vs_floor_shared",
 	};
 
 	fprintf(stderr, "bench: hot-plug of a GPU-shaped device set\n");
@@ -547,17 +568,28 @@ void bench_hotplug(json_t *results, const char *devcg_bin, bool quick)
 		v[L_DET][i] = hp_ms_since(t0);
 		v[LC_DET][i] = cpu_ms() - c0;
 		check_nodes(pid, false, "devcg_detach()");
+		/* again at once, as a node agent calls it: nothing between (the
+		 * first pair came after the previous round's forks, whose
+		 * write-protection of our memory its first writes paid for) */
+		t0 = hp_now();
+		lib_call(true, pid, dirs);
+		v[LW_ATT][i] = hp_ms_since(t0);
+		check_nodes(pid, true, "devcg_attach() again");
+		t0 = hp_now();
+		lib_call(false, pid, dirs);
+		v[LW_DET][i] = hp_ms_since(t0);
+		check_nodes(pid, false, "devcg_detach() again");
 
 		t0 = hp_now();
 		c0 = cpu_ms();
-		floor_nodes(pid, true);
+		floor_nodes(pid, true, false);
 		floor_swap(fcg_fd, val[0], vsize[0], &prev, false);
 		v[F_ATT][i] = hp_ms_since(t0);
 		v[FC_ATT][i] = cpu_ms() - c0;
 		check_nodes(pid, true, "the floor's attach");
 		t0 = hp_now();
 		c0 = cpu_ms();
-		floor_nodes(pid, false);
+		floor_nodes(pid, false, false);
 		floor_swap(fcg_fd, val[1], vsize[1], &prev, false);
 		v[F_DET][i] = hp_ms_since(t0);
 		v[FC_DET][i] = cpu_ms() - c0;
@@ -566,8 +598,19 @@ void bench_hotplug(json_t *results, const char *devcg_bin, bool quick)
 		floor_two_phase(pid, fcg_fd, val[0], vsize[0], &prev);
 		v[F2_ATT][i] = hp_ms_since(t0);
 		check_nodes(pid, true, "the two-phase floor");
-		floor_nodes(pid, false);
+		floor_nodes(pid, false, false);
 		floor_swap(fcg_fd, val[1], vsize[1], &prev, false);
+		/* the floor with a child that shares our memory */
+		t0 = hp_now();
+		floor_nodes(pid, true, true);
+		floor_swap(fcg_fd, val[0], vsize[0], &prev, false);
+		v[FS_ATT][i] = hp_ms_since(t0);
+		check_nodes(pid, true, "the floor sharing memory");
+		t0 = hp_now();
+		floor_nodes(pid, false, true);
+		floor_swap(fcg_fd, val[1], vsize[1], &prev, false);
+		v[FS_DET][i] = hp_ms_since(t0);
+		check_nodes(pid, false, "the floor sharing memory, detach");
 
 		t0 = hp_now();
 		run_ok(nsenter_mk, "nsenter ... mknod");
@@ -603,6 +646,10 @@ void bench_hotplug(json_t *results, const char *devcg_bin, bool quick)
 		v[R_LIB_CPU][i] = v[LC_ATT][i] / v[FC_ATT][i];
 		v[R_LIB_DET_CPU][i] = v[LC_DET][i] / v[FC_DET][i];
 		v[R_F2][i] = v[F2_ATT][i] / v[F_ATT][i];
+		v[R_LW][i] = v[LW_ATT][i] / v[F_ATT][i];
+		v[R_LW_DET][i] = v[LW_DET][i] / v[F_DET][i];
+		v[R_FS][i] = v[LW_ATT][i] / v[FS_ATT][i];
+		v[R_FS_DET][i] = v[LW_DET][i] / v[FS_DET][i];
 	}
 	for (i = 0; i < NV; i++) {
 		json_object_set_new(out, keys[i], hp_stats(v[i], rounds, i >= R_LIB ? "x" : "ms"));
@@ -643,6 +690,16 @@ void bench_hotplug(json_t *results, const char *devcg_bin, bool quick)
 	fprintf(stderr, "    the floor in the library's two phases (attach) %.3f ms, %.2fx of the floor\n",
 		hp_median(json_object_get(out, "floor_two_phase_attach_ms")),
 		hp_median(json_object_get(out, "floor_two_phase_vs_floor")));
+	fprintf(stderr, "    again at once: devcg_attach() %.3f ms, devcg_detach() %.3f ms (%.2fx, %.2fx of the floor); "
+		"the floor with a child sharing memory %.3f ms, %.3f ms (%.2fx, %.2fx of it)\n",
+		hp_median(json_object_get(out, "lib_again_attach_ms")),
+		hp_median(json_object_get(out, "lib_again_detach_ms")),
+		hp_median(json_object_get(out, "lib_again_attach_vs_floor")),
+		hp_median(json_object_get(out, "lib_again_detach_vs_floor")),
+		hp_median(json_object_get(out, "floor_shared_attach_ms")),
+		hp_median(json_object_get(out, "floor_shared_detach_ms")),
+		hp_median(json_object_get(out, "lib_again_attach_vs_floor_shared")),
+		hp_median(json_object_get(out, "lib_again_detach_vs_floor_shared")));
 	fprintf(stderr, "    devcg attach %.3f ms, devcg detach %.3f ms, devcg --version %.3f ms; "
 		"attach / (--version + floor) %.2fx, detach %.2fx\n",
 		hp_median(json_object_get(out, "cli_attach_ms")), hp_median(json_object_get(out, "cli_detach_ms")),

@@ -627,6 +627,11 @@ int hp_child_alloc(struct hp_child *c, int n, struct devcg_error *err)
 			munmap(m, c->size);
 			return devcg_err(err, -e, "mprotect: %s", strerror(e));
 		}
+		/* a fork of the caller gets it zeroed, not a copy: so the
+		 * fork does not write-protect it here (each page the next
+		 * call wrote would fault), and the forked process's spare is
+		 * its own (before Linux 4.14: a copy, as any memory) */
+		madvise(m, c->size, MADV_WIPEONFORK);
 	}
 	c->sh = m;
 	c->sh->n = n;
