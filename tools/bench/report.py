@@ -247,10 +247,20 @@ if hp:
     lines.append("")
     lines.append("| who | attach | detach | attach / floor | detach / floor |")
     lines.append("| --- | ---: | ---: | ---: | ---: |")
-    lines.append("| `devcg_attach()`, `devcg_detach()` | %s | %s | %s | %s |" % (
+    lines.append("| `devcg_attach()`, `devcg_detach()`, first in the round (after the floors' forks) | %s | %s | %s | %s |" % (
         ms(hp["lib_attach_ms"]), ms(hp["lib_detach_ms"]), ratio(hp["lib_attach_vs_floor"]),
         ratio(hp["lib_detach_vs_floor"])))
+    if hp.get("lib_again_attach_ms"):
+        lines.append("| the same again at once, as a node agent calls them | %s | %s | %s | %s |" % (
+            ms(hp["lib_again_attach_ms"]), ms(hp["lib_again_detach_ms"]),
+            ratio(hp["lib_again_attach_vs_floor"]), ratio(hp["lib_again_detach_vs_floor"])))
     lines.append("| floor | %s | %s | | |" % (ms(hp["floor_attach_ms"]), ms(hp["floor_detach_ms"])))
+    if hp.get("floor_shared_attach_ms"):
+        lines.append("| floor with a child that shares the caller's memory (`clone(CLONE_VM)`, as the "
+                     "library's); the library again at once / it | %s | %s | %s | %s |" % (
+                         ms(hp["floor_shared_attach_ms"]), ms(hp["floor_shared_detach_ms"]),
+                         ratio(hp["lib_again_attach_vs_floor_shared"]),
+                         ratio(hp["lib_again_detach_vs_floor_shared"])))
     if hp.get("floor_two_phase_attach_ms"):
         lines.append("| floor in the library's two phases (the child answers once in the namespace, stays "
                      "across the swap, then makes the nodes and answers again) | %s | | %s | |" % (
