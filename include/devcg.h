@@ -845,6 +845,12 @@ struct devcg_hotplug_result {
  * is (it would not open whatever devcg allows).
  * *RESULT (may be NULL) is set on success; free it with
  * devcg_hotplug_result_free().
+ *
+ * Attach and detach each start one child process in the container's mount
+ * namespace, which shares the caller's memory (clone(CLONE_VM)) and ends
+ * before the call returns (it is reaped: a caller that reaps every child
+ * may meet it); one that does not answer in time is killed, and one the
+ * kernel still holds is left unreaped.
  */
 DEVCG_API int devcg_attach(const char *cgroup, const struct devcg_hotplug_device *devices,
 			   size_t count, const struct devcg_hotplug_opts *opts,

@@ -195,6 +195,8 @@ static int call_start(struct call *c, const char *cgroup, const struct devcg_hot
 	if (scan && !hp_open_devs_prepare(c->t.cgroup, fail_at && !strcmp(fail_at, "stop-holders"), scan)) {
 		c->child.scan_fn = hp_open_devs_scan;
 		c->child.scan_arg = scan;
+		c->child.keep_fds[0] = scan->proc_fd;
+		c->child.keep_fds[1] = scan->cg_fd;
 	}
 	/* (read before the child starts: it shares our memory, and the two
 	 * never run at once, nodes.h) */
@@ -226,6 +228,7 @@ static int call_restart_with_trees(struct call *c, struct devcg_error *err)
 	memcpy(c->child.sh, old.sh, sizeof(*old.sh) + c->items.n * sizeof(old.sh->nodes[0]));
 	c->child.scan_fn = old.scan_fn;
 	c->child.scan_arg = old.scan_arg;
+	memcpy(c->child.keep_fds, old.keep_fds, sizeof(old.keep_fds));
 	c->child.sh->trees = true;
 	for (i = 0; i < c->items.n; i++)
 		c->child.sh->nodes[i].dirs_at = 0;
@@ -640,11 +643,15 @@ int hp_detach(const char *cgroup, const struct devcg_hotplug_device *devices, si
 				       "the permission taken back", hp_q(c.t.rel), e2.msg);
 			goto out;
 		}
-		if (hp_v1_put_back(&c.t, v1_before, &v1_err))
+		if (hp_v1_put_back(&c.t, v1_before, &v1_err)) {
+			/* the nodes go back all the same */
+			bool nodes_back = !hp_child_cmd(&c.child, 'U', &e2);
+
 			devcg_err_wrap(err, ret, "the systemd step after the permission swap on %s failed; the "
 				       "permission is back on cgroup v2, but putting the cgroup v1 devices cgroup "
-				       "%s back failed (%s)", hp_q(c.t.rel), hp_q(c.t.v1), v1_err.msg);
-		else if (hp_child_cmd(&c.child, 'U', &e2))
+				       "%s back failed (%s); %s", hp_q(c.t.rel), hp_q(c.t.v1), v1_err.msg,
+				       nodes_back ? "the nodes are back" : "putting the nodes back failed too");
+		} else if (hp_child_cmd(&c.child, 'U', &e2))
 			devcg_err_wrap(err, ret, "the systemd step after the permission swap on %s failed; the "
 				       "permission is back, but putting the nodes back failed (%s)",
 				       hp_q(c.t.rel), e2.msg);
@@ -684,7 +691,7 @@ int hp_detach(const char *cgroup, const struct devcg_hotplug_device *devices, si
 	if (c.child.scan_fn)
 		hp_open_devs_take(&scan, &open);
 	else
-		open.incomplete = true;
+		open.incomplete = open.none = true;
 	for (i = 0, e = 0; !ret && i < c.items.n; i++) {
 		const struct hp_item *it = &c.items.v[i];
 		const struct hp_node *n = &c.child.sh->nodes[i];
@@ -712,9 +719,12 @@ int hp_detach(const char *cgroup, const struct devcg_hotplug_device *devices, si
 		if (open.incomplete) {
 			char text[512];
 
+			char why[64];
+
+			snprintf(why, sizeof(why), open.none ? "" : " within %d s", HOLDERS_TIMEOUT_MS / 1000);
 			snprintf(text, sizeof(text), "%s%sthe processes holding it open may be more than listed: "
-				 "their open files could not all be looked at within %d s", en->note ? en->note : "",
-				 en->note ? "; " : "", HOLDERS_TIMEOUT_MS / 1000);
+				 "their open files could not all be looked at%s", en->note ? en->note : "",
+				 en->note ? "; " : "", why);
 			free((char *)en->note);
 			en->note = strdup(text);
 		}

@@ -36,8 +36,8 @@ struct fs_seen {
 	size_t n;
 };
 
-/* What hp_host_fs_guard() compares with, read by the parent while the child
- * looks (it would wait for the child otherwise): the file system of the
+/* What hp_host_fs_guard() compares with, read by the parent before the
+ * child starts (the two never run at once, nodes.h): the file system of the
  * host's /dev, those the host has mounted (both tables, /proc/1's and
  * ours), and those of the directories of the host nodes. Without memory
  * for the mounts, host_mounted() reads the tables. */
@@ -149,6 +149,7 @@ struct open_devs {
 	struct open_dev *v;
 	size_t n;
 	bool incomplete; /* the scan did not end in time (or failed) */
+	bool none;       /* ... or could not be made at all */
 };
 
 /* The scanner of a cgroup's open files (hotplug_holders.c). */

@@ -46,8 +46,9 @@
  * an fd of its root, checked to be the device's (and, for an undo, the
  * very mount made), never by its path.
  *
- * The parent and the child share the node table (a shared mapping) and
- * step through it with one-byte commands over a socket pair.
+ * The parent and the child share the node table (the child shares all of
+ * the parent's memory) and step through it with one-byte commands over a
+ * socket pair.
  */
 #include "nodes_child.h"
 
@@ -177,13 +178,13 @@ static int make_node(struct hp_shared *sh, int i, int last, struct hp_node *n)
 	dfd = hp_walk(n->path, n, false, NULL, &name);
 	if (dfd < 0)
 		return hp_fail(sh, i, "mkdir", dfd, "the directory of %s: %s", hp_q(n->path),
-			    dfd == -ELOOP ? "a symbolic link on the way" : strerror(-dfd));
+			    dfd == -ELOOP ? "a symbolic link on the way" : hp_strerror(-dfd));
 	snprintf(n->tmp, sizeof(n->tmp), TMP_PREFIX "%d-%d", (int)getpid(), i);
 	if (n->bind) {
 		if (n->tree_fd < 0) {
 			ret = hp_fail(sh, i, "bind", n->tree_err, "cannot clone the mount of %s: %s",
 				   n->host_path[0] ? hp_q(n->host_path) : "(no host node)",
-				   n->tree_why[0] ? n->tree_why : strerror(-n->tree_err));
+				   n->tree_why[0] ? n->tree_why : hp_strerror(-n->tree_err));
 			goto out;
 		}
 		if (n->state != HP_ABSENT) {
@@ -192,7 +193,7 @@ static int make_node(struct hp_shared *sh, int i, int last, struct hp_node *n)
 				goto out;
 			}
 			if (renameat2(dfd, name, dfd, n->tmp, RENAME_NOREPLACE)) {
-				ret = hp_fail(sh, i, "rename", -errno, "set %s aside: %s", hp_q(n->path), strerror(errno));
+				ret = hp_fail(sh, i, "rename", -errno, "set %s aside: %s", hp_q(n->path), hp_strerror(errno));
 				goto out;
 			}
 			memcpy(n->aside, n->tmp, sizeof(n->aside));
@@ -200,7 +201,7 @@ static int make_node(struct hp_shared *sh, int i, int last, struct hp_node *n)
 		fd = openat(dfd, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0);
 		if (fd < 0) {
 			ret = hp_fail(sh, i, "bind", -errno, "create the mount point %s: %s", hp_q(n->path),
-				   strerror(errno));
+				   hp_strerror(errno));
 			goto out;
 		}
 		n->file_made = true;
@@ -215,7 +216,7 @@ static int make_node(struct hp_shared *sh, int i, int last, struct hp_node *n)
 		if (syscall(SYS_move_mount, n->tree_fd, "", fd, "",
 			    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH)) {
 			ret = hp_fail(sh, i, "bind", -errno, "move_mount %s onto %s: %s", hp_q(n->host_path), hp_q(n->path),
-				   strerror(errno));
+				   hp_strerror(errno));
 			close(fd);
 			goto out;
 		}
@@ -231,7 +232,7 @@ static int make_node(struct hp_shared *sh, int i, int last, struct hp_node *n)
 	}
 	/* mode 0 until it has its owner: a new name nobody looks for anyway */
 	if (mknodat(dfd, n->tmp, n->fmt, makedev(n->major, n->minor))) {
-		ret = hp_fail(sh, i, "mknod", -errno, "mknod %s: %s", hp_q(n->path), strerror(errno));
+		ret = hp_fail(sh, i, "mknod", -errno, "mknod %s: %s", hp_q(n->path), hp_strerror(errno));
 		goto out;
 	}
 	n->tmp_made = true;
@@ -251,7 +252,7 @@ static int make_node(struct hp_shared *sh, int i, int last, struct hp_node *n)
 	}
 	if (fchownat(fd, "", n->uid, n->gid, AT_EMPTY_PATH) || chmod_fd(fd, n->mode)) {
 		ret = hp_fail(sh, i, "mknod", -errno, "set the owner and mode of %s: %s", hp_q(n->path),
-			   strerror(errno));
+			   hp_strerror(errno));
 		close(fd);
 		goto out;
 	}
@@ -285,7 +286,7 @@ static int make_node(struct hp_shared *sh, int i, int last, struct hp_node *n)
 			n->tmp_made = false;
 			n->done = HP_DID_RACED;
 		} else {
-			ret = hp_fail(sh, i, "rename", -errno, "rename into %s: %s", hp_q(n->path), strerror(errno));
+			ret = hp_fail(sh, i, "rename", -errno, "rename into %s: %s", hp_q(n->path), hp_strerror(errno));
 		}
 		goto out;
 	}
@@ -294,7 +295,7 @@ static int make_node(struct hp_shared *sh, int i, int last, struct hp_node *n)
 		goto out;
 	}
 	if (renameat2(dfd, n->tmp, dfd, name, RENAME_EXCHANGE)) {
-		ret = hp_fail(sh, i, "rename", -errno, "exchange %s: %s", hp_q(n->path), strerror(errno));
+		ret = hp_fail(sh, i, "rename", -errno, "exchange %s: %s", hp_q(n->path), hp_strerror(errno));
 		goto out;
 	}
 	n->tmp_made = false;
@@ -368,7 +369,7 @@ static int remove_node(struct hp_shared *sh, int i, int last, struct hp_node *n)
 	int dfd = hp_walk(n->path, NULL, false, NULL, &name), ret = 0;
 
 	if (dfd < 0)
-		return hp_fail(sh, i, "unlink", dfd, "the directory of %s: %s", hp_q(n->path), strerror(-dfd));
+		return hp_fail(sh, i, "unlink", dfd, "the directory of %s: %s", hp_q(n->path), hp_strerror(-dfd));
 	snprintf(n->tmp, sizeof(n->tmp), TMP_PREFIX "%d-%d", (int)getpid(), i);
 	hp_stop_at(sh, i, last, "unlink");
 	if (hp_fault(sh, i, last, "unlink")) {
@@ -381,17 +382,17 @@ static int remove_node(struct hp_shared *sh, int i, int last, struct hp_node *n)
 		 * undo mounts the host node again */
 		if ((e = hp_unmount_node(dfd, name, n, 0)))
 			ret = hp_fail(sh, i, "unlink", e, "umount %s: %s", hp_q(n->path), e == -ESTALE ?
-				   "it was changed meanwhile (not a mount of the device): left alone" : strerror(-e));
+				   "it was changed meanwhile (not a mount of the device): left alone" : hp_strerror(-e));
 		else if (n->done = HP_DID_UNMOUNTED, fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
-			ret = hp_fail(sh, i, "unlink", -errno, "unlink %s: %s", hp_q(n->path), strerror(errno));
+			ret = hp_fail(sh, i, "unlink", -errno, "unlink %s: %s", hp_q(n->path), hp_strerror(errno));
 		else if (!S_ISREG(st.st_mode)) /* the mount point is a file */
 			ret = hp_fail(sh, i, "unlink", -ESTALE, "unlink %s: not the mount point any more: left "
 				   "alone", hp_q(n->path));
 		else if (unlinkat(dfd, name, 0))
-			ret = hp_fail(sh, i, "unlink", -errno, "unlink %s: %s", hp_q(n->path), strerror(errno));
+			ret = hp_fail(sh, i, "unlink", -errno, "unlink %s: %s", hp_q(n->path), hp_strerror(errno));
 	} else if (renameat2(dfd, name, dfd, n->tmp, RENAME_NOREPLACE)) {
 		/* set aside until the permission is gone: the undo renames it back */
-		ret = hp_fail(sh, i, "unlink", -errno, "unlink %s: %s", hp_q(n->path), strerror(errno));
+		ret = hp_fail(sh, i, "unlink", -errno, "unlink %s: %s", hp_q(n->path), hp_strerror(errno));
 	} else {
 		struct stat st;
 
@@ -501,12 +502,12 @@ static void clone_host_node(struct hp_node *n, bool trees)
 	fd = open(n->host_path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		n->tree_err = -errno;
-		snprintf(n->tree_why, sizeof(n->tree_why), "%s", strerror(errno));
+		snprintf(n->tree_why, sizeof(n->tree_why), "%s", hp_strerror(errno));
 		return;
 	}
 	if (fstat(fd, &st)) {
 		n->tree_err = -errno;
-		snprintf(n->tree_why, sizeof(n->tree_why), "%s", strerror(errno));
+		snprintf(n->tree_why, sizeof(n->tree_why), "%s", hp_strerror(errno));
 	} else if (S_ISLNK(st.st_mode)) {
 		n->tree_err = -ELOOP;
 		snprintf(n->tree_why, sizeof(n->tree_why), "it is a symbolic link (devcg bind-mounts only "
@@ -520,33 +521,60 @@ static void clone_host_node(struct hp_node *n, bool trees)
 					  AT_EMPTY_PATH);
 		if (n->tree_fd < 0) {
 			n->tree_err = -errno;
-			snprintf(n->tree_why, sizeof(n->tree_why), "%s", strerror(errno));
+			snprintf(n->tree_why, sizeof(n->tree_why), "%s", hp_strerror(errno));
 		}
 	}
 	close(fd);
 }
 
+/* Close every fd but the N of KEEP (-1s ignored). */
+static void close_all_but(const int *keep, int n)
+{
+	int k[8], m = 0, i, j, lo = 0;
+
+	for (i = 0; i < n && m < 8; i++)
+		if (keep[i] >= 0)
+			k[m++] = keep[i];
+	for (i = 1; i < m; i++) /* (sorted: a handful) */
+		for (j = i; j > 0 && k[j - 1] > k[j]; j--) {
+			int t = k[j];
+
+			k[j] = k[j - 1];
+			k[j - 1] = t;
+		}
+	for (i = 0; i < m; i++) {
+		if (k[i] > lo)
+			close_range((unsigned int)lo, (unsigned int)k[i] - 1, 0);
+		lo = k[i] + 1;
+	}
+	close_range((unsigned int)lo, ~0u, 0);
+}
+
 static void child_main(struct hp_shared *sh)
 {
 	int sock = sh->sock, mntns_fd = sh->mntns_fd, root_fd = sh->root_fd;
+	int keep[5] = { sock, mntns_fd, root_fd, sh->keep_fds[0], sh->keep_fds[1] };
 	char reply = 0, cmd;
 	int i;
 
-	/* the caller's end: its death must be seen (this fd table is a copy) */
-	close(sh->peer_fd);
+	/* none of the caller's files but what it needs (this fd table is a
+	 * copy): the caller's end of the pair, whose close it must see, and
+	 * what a child left behind (stuck in the kernel) would hold for ever,
+	 * as a lock file of the caller's */
+	close_all_but(keep, 5);
 
 	umask(0);
 	hp_proc_fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (sh->trees && !strcmp(sh->fail_at, "stop-tree"))
-		kill(getpid(), SIGSTOP); /* (not raise(): it names the caller's thread) */
+		kill(getpid(), SIGSTOP); /* (the child's own pid) */
 	/* the host nodes' mounts are cloned here, in our mount namespace */
 	for (i = 0; i < sh->n; i++)
 		clone_host_node(&sh->nodes[i], sh->trees);
 	if (setns(mntns_fd, CLONE_NEWNS)) {
-		hp_fail(sh, -1, "setns", -errno, "enter the container's mount namespace: %s", strerror(errno));
+		hp_fail(sh, -1, "setns", -errno, "enter the container's mount namespace: %s", hp_strerror(errno));
 		reply = 1;
 	} else if (fchdir(root_fd) || chroot(".") || chdir("/")) {
-		hp_fail(sh, -1, "chroot", -errno, "enter the container's root: %s", strerror(errno));
+		hp_fail(sh, -1, "chroot", -errno, "enter the container's root: %s", hp_strerror(errno));
 		reply = 1;
 	} else {
 		for (i = 0; i < sh->n; i++)
@@ -575,15 +603,14 @@ static void child_main(struct hp_shared *sh)
 
 /* ---- in the parent -------------------------------------------------------- */
 
-/* The child's stack: its deepest step takes about 30 KiB; the scanner of
- * open files it forks (hotplug_holders.c) takes 13 KiB per level of
- * cgroups below the container's. Only the pages used are ever allocated. */
+/* The child's stack: its deepest step takes about 30 KiB; the scan of
+ * open files (hotplug_holders.c) 13 KiB per level of cgroups below the
+ * container's, 17 at most. Only the pages used are ever allocated. */
 #define CHILD_STACK (1024 * 1024)
 
 /*
  * The table is the start of one private mapping, followed by a guard page
- * and the child's stack (private: the scanner the child forks gets its
- * own copy of the stack it runs on). One mapping for up to SPARE_NODES
+ * and the child's stack. One mapping for up to SPARE_NODES
  * nodes is kept for the next call, by any thread, once its child has
  * ended: a fresh one costs a page fault at each page the table and the
  * stack first touch, and its unmapping a TLB flush of every CPU the child
@@ -608,6 +635,7 @@ int hp_child_alloc(struct hp_child *c, int n, struct devcg_error *err)
 	memset(c, 0, sizeof(*c));
 	c->pid = -1;
 	c->sock = -1;
+	c->keep_fds[0] = c->keep_fds[1] = -1;
 	if (n > HP_MAX_NODES)
 		return devcg_err(err, -E2BIG, "%d device nodes in one command (at most %d)", n,
 				 HP_MAX_NODES);
@@ -639,30 +667,121 @@ int hp_child_alloc(struct hp_child *c, int n, struct devcg_error *err)
 	return 0;
 }
 
-/* The child's one-byte answer, within TIMEOUT_MS (else it is killed). */
+/* Has PID ended within TIMEOUT_MS? Then it is reaped. */
+static bool ended_within(pid_t pid, int timeout_ms)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0), status, n, waited = 0;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	if (fd >= 0) {
+		do
+			n = poll(&p, 1, timeout_ms);
+		while (n < 0 && errno == EINTR);
+		close(fd);
+		if (n == 0)
+			return false;
+	}
+	/* (without a pidfd -- before Linux 5.3, no fd left, a filter's
+	 * refusal -- it is looked for each millisecond) */
+	for (;;) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+
+		if (w == pid || (w < 0 && errno != EINTR))
+			return true;
+		if (w == 0 && waited >= timeout_ms)
+			return false;
+		if (w == 0) {
+			nanosleep(&(struct timespec){ .tv_nsec = 1000 * 1000 }, NULL);
+			waited++;
+		}
+	}
+}
+
+/* The child that did not answer: killed, and waited for KILLED_WAIT_MS;
+ * after that it runs no more code of ours, dead or held in the kernel. */
+static void kill_child(struct hp_child *c)
+{
+	kill(c->pid, SIGKILL);
+	c->killed = true;
+	c->ended = ended_within(c->pid, KILLED_WAIT_MS);
+}
+
+/* The child's one-byte answer, within TIMEOUT_MS (else it is killed).
+ * Anything but an answer or the end of the socket (the child has ended)
+ * kills it: the caller goes on only once the child runs no more. */
 static int reply(struct hp_child *c, int timeout_ms, struct devcg_error *err)
 {
 	struct pollfd p = { .fd = c->sock, .events = POLLIN };
 	char r;
 	int n;
+	ssize_t got;
 
 	do
 		n = poll(&p, 1, timeout_ms);
 	while (n < 0 && errno == EINTR);
-	if (n == 0) {
-		kill(c->pid, SIGKILL);
-		c->killed = true;
-		return devcg_err(err, -ETIMEDOUT, "the process in the container's mount namespace "
-				 "did not answer within %d ms", timeout_ms);
-	}
-	if (n < 0 || recv(c->sock, &r, 1, 0) != 1)
+	got = n > 0 ? recv(c->sock, &r, 1, 0) : -1;
+	if (got == 0) {
+		c->ended = ended_within(c->pid, KILLED_WAIT_MS);
 		return devcg_err(err, -EPIPE, "the process in the container's mount namespace died");
+	}
+	if (got != 1) {
+		kill_child(c);
+		if (n == 0)
+			return devcg_err(err, -ETIMEDOUT, "the process in the container's mount namespace "
+					 "did not answer within %d ms", timeout_ms);
+		return devcg_err(err, -EPIPE, "the process in the container's mount namespace could not be "
+				 "heard (it is killed)");
+	}
 	if (!r)
 		return 0;
 	if (c->sh->failed >= 0)
 		return devcg_err(err, c->sh->err ? c->sh->err : -EIO, "%s %s: %s", c->sh->step,
 				 hp_q(c->sh->nodes[c->sh->failed].path), c->sh->msg);
 	return devcg_err(err, c->sh->err ? c->sh->err : -EIO, "%s", c->sh->msg);
+}
+
+/*
+ * Children left in the kernel (hp_child_stop()), each with its mapping:
+ * reaped, and the mapping let go, by a later call once they have ended.
+ * A few are remembered; more are left to the process's end.
+ */
+#define ABANDONED 16
+static struct {
+	pid_t pid;
+	void *map;
+	size_t size;
+} abandoned[ABANDONED];
+static pthread_mutex_t abandoned_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void abandon(pid_t pid, void *map, size_t size)
+{
+	pthread_mutex_lock(&abandoned_lock);
+	for (int i = 0; i < ABANDONED; i++)
+		if (!abandoned[i].pid) {
+			abandoned[i].pid = pid;
+			abandoned[i].map = map;
+			abandoned[i].size = size;
+			break;
+		}
+	pthread_mutex_unlock(&abandoned_lock);
+}
+
+static void reap_abandoned(void)
+{
+	pthread_mutex_lock(&abandoned_lock);
+	for (int i = 0; i < ABANDONED; i++) {
+		int status;
+		pid_t w;
+
+		if (!abandoned[i].pid)
+			continue;
+		w = waitpid(abandoned[i].pid, &status, WNOHANG);
+		if (w == abandoned[i].pid || (w < 0 && errno == ECHILD)) {
+			munmap(abandoned[i].map, abandoned[i].size);
+			abandoned[i].pid = 0;
+		}
+	}
+	pthread_mutex_unlock(&abandoned_lock);
 }
 
 /* The child's start, on its own stack; its return ends it (clone()). */
@@ -674,23 +793,29 @@ static int child_entry(void *arg)
 
 int hp_child_start(struct hp_child *c, int mntns_fd, int root_fd, struct devcg_error *err)
 {
-	sigset_t all, mask;
+	sigset_t all;
 	int sv[2], e;
 
+	reap_abandoned();
+	/* the session: the calling thread takes no signal and no cancellation
+	 * until hp_child_stop() (a handler, or the unwinding of a
+	 * cancellation, would run beside the child, on the thread-local
+	 * storage it shares: errno above all); the child starts with them */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &c->mask);
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &c->cancel);
+	c->started = true;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
 		return devcg_err(err, -errno, "socketpair: %s", strerror(errno));
 	c->sh->sock = sv[1];
 	c->sh->mntns_fd = mntns_fd;
 	c->sh->root_fd = root_fd;
-	c->sh->peer_fd = sv[0];
+	c->sh->keep_fds[0] = c->keep_fds[0];
+	c->sh->keep_fds[1] = c->keep_fds[1];
 	c->sh->scan_fn = c->scan_fn;
 	c->sh->scan_arg = c->scan_arg;
-	/* the child starts with every signal blocked */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &mask);
 	c->pid = clone(child_entry, (char *)c->sh + c->size, CLONE_VM | SIGCHLD, c->sh);
 	e = errno;
-	pthread_sigmask(SIG_SETMASK, &mask, NULL);
 	close(sv[1]);
 	if (c->pid < 0) {
 		close(sv[0]);
@@ -702,7 +827,7 @@ int hp_child_start(struct hp_child *c, int mntns_fd, int root_fd, struct devcg_e
 
 int hp_child_cmd_within(struct hp_child *c, char cmd, int timeout_ms, struct devcg_error *err)
 {
-	if (c->killed || send(c->sock, &cmd, 1, MSG_NOSIGNAL) != 1)
+	if (c->killed || c->ended || send(c->sock, &cmd, 1, MSG_NOSIGNAL) != 1)
 		return devcg_err(err, -EPIPE, "the process in the container's mount namespace died");
 	return reply(c, timeout_ms, err);
 }
@@ -712,48 +837,30 @@ int hp_child_cmd(struct hp_child *c, char cmd, struct devcg_error *err)
 	return hp_child_cmd_within(c, cmd, REPLY_TIMEOUT_MS, err);
 }
 
-/* Has PID ended within TIMEOUT_MS? Then it is reaped. (Without pidfds,
- * before Linux 5.3, it is waited for.) */
-static bool ended_within(pid_t pid, int timeout_ms)
-{
-	int fd = (int)syscall(SYS_pidfd_open, pid, 0), status, n = 1;
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-
-	if (fd >= 0) {
-		do
-			n = poll(&p, 1, timeout_ms);
-		while (n < 0 && errno == EINTR);
-		close(fd);
-	}
-	if (n == 0)
-		return false;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	return true;
-}
-
 void hp_child_stop(struct hp_child *c)
 {
-	bool ended = true;
-
 	if (c->sock >= 0) {
 		send(c->sock, "Q", 1, MSG_NOSIGNAL);
 		close(c->sock);
 	}
-	/* what it set aside goes at 'Q' (REPLY_TIMEOUT_MS, as a command); a
-	 * child killed ends at once unless the kernel holds it */
-	if (c->pid > 0 && !(ended = ended_within(c->pid, c->killed ? KILLED_WAIT_MS : REPLY_TIMEOUT_MS)) &&
-	    !c->killed) {
-		kill(c->pid, SIGKILL);
-		ended = ended_within(c->pid, KILLED_WAIT_MS);
-	}
+	/* what it set aside goes at 'Q' (within REPLY_TIMEOUT_MS, as a
+	 * command's answer) */
+	if (c->pid > 0 && !c->killed && !c->ended && !(c->ended = ended_within(c->pid, REPLY_TIMEOUT_MS)))
+		kill_child(c);
 	/* the child has ended: its mapping is kept as the spare, if none is;
-	 * else the mapping is left to it, whose stack the kernel may still
-	 * write to when it wakes */
-	if (c->sh && ended &&
-	    (c->sh->n > SPARE_NODES || !__atomic_compare_exchange_n(&spare, &(void *){ NULL }, c->sh, false,
-								    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)))
+	 * one held in the kernel keeps its mapping, whose stack the kernel may
+	 * still write to when it wakes, until a later call reaps it */
+	if (c->sh && c->pid > 0 && !c->ended)
+		abandon(c->pid, c->sh, c->size);
+	else if (c->sh &&
+		 (c->sh->n > SPARE_NODES || !__atomic_compare_exchange_n(&spare, &(void *){ NULL }, c->sh, false,
+									 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)))
 		munmap(c->sh, c->size);
+	if (c->started) {
+		pthread_setcancelstate(c->cancel, NULL);
+		pthread_sigmask(SIG_SETMASK, &c->mask, NULL);
+	}
+	c->started = false;
 	c->sock = -1;
 	c->pid = -1;
 	c->sh = NULL;

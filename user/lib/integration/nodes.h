@@ -68,7 +68,7 @@ struct hp_shared {
 	bool trees;
 	/* the child's start (hp_child_start()): what it reads first */
 	int sock, mntns_fd, root_fd;
-	int peer_fd;            /* the caller's end, which the child closes first */
+	int keep_fds[2];        /* fds of the caller's the child keeps (-1: none) */
 	void (*scan_fn)(void *arg); /* command 'S' */
 	void *scan_arg;
 	struct hp_node nodes[];
@@ -83,7 +83,13 @@ struct hp_child {
 	 * hp_child_alloc() */
 	void (*scan_fn)(void *arg);
 	void *scan_arg;
-	bool killed;    /* it did not answer in time: SIGKILL sent */
+	int keep_fds[2];   /* fds the child keeps besides its own (-1: none) */
+	/* the session, from hp_child_start() to hp_child_stop() */
+	bool started;
+	bool killed;       /* it did not answer in time: SIGKILL sent */
+	bool ended;        /* it has ended and is reaped */
+	sigset_t mask;     /* the calling thread's signal mask before */
+	int cancel;        /* its cancel state before */
 };
 
 /*
@@ -95,8 +101,11 @@ struct hp_child {
  * The child shares the caller's memory (nodes.c says why): between
  * hp_child_start() and hp_child_stop() the caller and the child take turns,
  * the caller working only while the child waits for a command (every
- * function here returns after the child's answer), and the calling thread
- * is the one to make every call.
+ * function here returns after the child's answer, or after the child is
+ * killed and no longer runs), and the calling thread is the one to make
+ * every call; meanwhile its signals are blocked and its cancellation is
+ * disabled (the child runs on its thread-local storage). Every
+ * hp_child_alloc() ends with one hp_child_stop().
  */
 int hp_child_alloc(struct hp_child *c, int n, struct devcg_error *err);
 int hp_child_start(struct hp_child *c, int mntns_fd, int root_fd, struct devcg_error *err);

@@ -40,6 +40,10 @@
  * container: a path to an fd that no container mount can change. */
 extern __thread int hp_proc_fd;
 
+/* The text of errno E for the child: untranslated (strerror() may load
+ * a message catalogue of the caller's locale, in the container's root,
+ * into memory the child shares with the caller). */
+const char *hp_strerror(int e);
 /* Record why node I failed at STEP; returns CODE. */
 int hp_fail(struct hp_shared *sh, int i, const char *step, int code, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));

@@ -36,6 +36,13 @@
  * other's fd number. */
 __thread int hp_proc_fd = -1;
 
+const char *hp_strerror(int e)
+{
+	const char *s = strerrordesc_np(e);
+
+	return s ? s : "unknown error";
+}
+
 /* Record why node I failed at STEP; returns CODE. */
 __attribute__((format(printf, 5, 6))) int hp_fail(struct hp_shared *sh, int i, const char *step,
 						      int code, const char *fmt, ...)
@@ -63,7 +70,7 @@ bool hp_fault(const struct hp_shared *sh, int i, int last, const char *step)
 void hp_stop_at(const struct hp_shared *sh, int i, int last, const char *step)
 {
 	if (i == last && !strncmp(sh->fail_at, "stop-", 5) && !strcmp(sh->fail_at + 5, step))
-		kill(getpid(), SIGSTOP); /* (not raise(): it names the caller's thread) */
+		kill(getpid(), SIGSTOP); /* (the child's own pid) */
 }
 
 /* Is ST a device node of FMT MAJOR:MINOR (FMT 0: of any)? */
