@@ -40,6 +40,9 @@
  * container: a path to an fd that no container mount can change. */
 extern __thread int hp_proc_fd;
 
+/* The child's life: it enters the container and answers commands
+ * (nodes.c); nodes_parent.c starts it. */
+void hp_child_main(struct hp_shared *sh);
 /* The text of errno E for the child: untranslated (strerror() may load
  * a message catalogue of the caller's locale, in the container's root,
  * into memory the child shares with the caller). */
