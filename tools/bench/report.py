@@ -417,8 +417,10 @@ if shutil.which("gnuplot"):
                    check=False)
     if hp:
         with open(os.path.join(out, "hotplug.dat"), "w") as f:
-            for label, a, d in (("devcg_attach/detach()", "lib_attach_ms", "lib_detach_ms"),
+            for label, a, d in (("devcg_attach/detach(), first", "lib_attach_ms", "lib_detach_ms"),
+                                ("again at once", "lib_again_attach_ms", "lib_again_detach_ms"),
                                 ("floor", "floor_attach_ms", "floor_detach_ms"),
+                                ("floor, child sharing memory", "floor_shared_attach_ms", "floor_shared_detach_ms"),
                                 ("devcg attach/detach command", "cli_attach_ms", "cli_detach_ms"),
                                 ("devcg --version", "version_ms", None),
                                 ("nsenter + shell + v1", "peer_attach_ms", "peer_detach_ms")):
