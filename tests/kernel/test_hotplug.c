@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/fsuid.h>
 #include <sys/inotify.h>
 #include <sys/mount.h>
@@ -1327,6 +1328,82 @@ TEST(hotplug_concurrent_attach_and_detach_of_different_devices_lose_nothing)
 	}
 	/* the base policy too */
 	CHECK_INT(own_access(&p, 1, 3), DEVCG_ACC_ALL);
+}
+
+static void *worker_thread(void *arg)
+{
+	return (void *)(intptr_t)worker(arg);
+}
+
+/* The same from threads of one process: each call's child shares the
+ * process's memory and its thread's thread-local storage, and the spare
+ * mapping goes from one call to the next across threads. */
+TEST(hotplug_attach_and_detach_from_threads_at_once_lose_nothing)
+{
+	pthread_t t[WORKERS];
+	struct worker w[WORKERS];
+	struct pc p;
+
+	pc_start(&p, false, BASE);
+	for (int i = 0; i < WORKERS; i++) {
+		w[i] = (struct worker){ &p, i };
+		CHECK(!pthread_create(&t[i], NULL, worker_thread, &w[i]));
+	}
+	for (int i = 0; i < WORKERS; i++) {
+		void *rc;
+
+		CHECK(!pthread_join(t[i], &rc));
+		CHECK_MSG(rc == NULL, "worker %d failed", i);
+	}
+	for (int i = 0; i < WORKERS; i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "w%d/fakegpu%d", i, i);
+		CHECK_MSG(own_access(&p, scratch_free_char_major(), (unsigned int)i) == DEVCG_ACC_ALL, "fakegpu%d lost", i);
+		CHECK_INT(pc_open(&p, name), ENXIO);
+	}
+	CHECK_INT(own_access(&p, 1, 3), DEVCG_ACC_ALL);
+}
+
+/* Is SIG blocked on the calling thread? */
+static bool blocked(int sig)
+{
+	sigset_t now;
+
+	CHECK(!pthread_sigmask(SIG_SETMASK, NULL, &now));
+	return sigismember(&now, sig) == 1;
+}
+
+/* A call blocks the calling thread's signals and disables its
+ * cancellation while its child lives (nodes.h); after it, success or
+ * failure, both are as they were. The control: the check sees a signal
+ * blocked. */
+TEST(hotplug_calls_leave_the_callers_signal_mask_and_cancel_state_as_they_were)
+{
+	static const struct dev d = { "fakegpu0", "fakegpu0" };
+	DEVCG_OPTS(devcg_hotplug_opts, o);
+	struct devcg_hotplug_result *r = NULL;
+	struct devcg_error err;
+	sigset_t one, before;
+	int state;
+	struct pc p;
+
+	pc_start(&p, false, BASE);
+	sigemptyset(&one);
+	sigaddset(&one, SIGUSR2);
+	CHECK(!pthread_sigmask(SIG_SETMASK, &one, &before));
+	CHECK(!pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL));
+	CHECK(blocked(SIGUSR2) && !blocked(SIGUSR1) && !blocked(SIGTERM));
+	devcg_hotplug_result_free(ok(true, &p, &d, 1, NULL));
+	CHECK(blocked(SIGUSR2) && !blocked(SIGUSR1) && !blocked(SIGTERM) && !blocked(SIGCHLD));
+	o.fail_at = "swap";
+	CHECK_INT(call(false, &p, &d, 1, &o, &r, &err), -EIO);
+	CHECK(blocked(SIGUSR2) && !blocked(SIGUSR1) && !blocked(SIGTERM) && !blocked(SIGCHLD));
+	devcg_hotplug_result_free(ok(false, &p, &d, 1, NULL));
+	CHECK(blocked(SIGUSR2) && !blocked(SIGUSR1) && !blocked(SIGTERM) && !blocked(SIGCHLD));
+	CHECK(!pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &state));
+	CHECK_INT(state, PTHREAD_CANCEL_ENABLE);
+	CHECK(!pthread_sigmask(SIG_SETMASK, &before, NULL));
 }
 
 /* ---- 7. refusals ----------------------------------------------------------------- */
